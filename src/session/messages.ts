@@ -1,0 +1,55 @@
+/**
+ * Typed helpers over the messages Pi hands to the `context` hook.
+ *
+ * Only type imports from Pi's packages: this module (and everything in the pure core)
+ * never loads Pi's runtime.
+ */
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type {
+  AssistantMessage,
+  ImageContent,
+  TextContent,
+  ThinkingContent,
+  ToolCall,
+  ToolResultMessage,
+  UserMessage,
+} from "@earendil-works/pi-ai";
+
+export type { AgentMessage, AssistantMessage, ToolResultMessage, UserMessage, ToolCall, ThinkingContent, TextContent, ImageContent };
+
+/** A message as the render pipeline sees it: anything Pi may put in the context. */
+export type ContextMessage = AgentMessage;
+
+export function isAssistant(m: ContextMessage): m is AssistantMessage {
+  return (m as { role?: string }).role === "assistant";
+}
+
+export function isToolResult(m: ContextMessage): m is ToolResultMessage {
+  return (m as { role?: string }).role === "toolResult";
+}
+
+export function isUser(m: ContextMessage): m is UserMessage {
+  return (m as { role?: string }).role === "user";
+}
+
+export function toolCallsOf(m: ContextMessage): ToolCall[] {
+  if (!isAssistant(m)) return [];
+  return m.content.filter((b): b is ToolCall => b.type === "toolCall");
+}
+
+export function hasThinking(m: ContextMessage): boolean {
+  return isAssistant(m) && m.content.some((b) => b.type === "thinking");
+}
+
+/** Concatenated text of a tool result (images are counted by the estimator, not here). */
+export function toolResultText(m: ToolResultMessage): string {
+  let out = "";
+  for (const block of m.content) if (block.type === "text") out += (out ? "\n" : "") + block.text;
+  return out;
+}
+
+/** Timestamp of a message, or undefined when Pi's message shape carries none. */
+export function timestampOf(m: ContextMessage): number | undefined {
+  const t = (m as { timestamp?: unknown }).timestamp;
+  return typeof t === "number" ? t : undefined;
+}
