@@ -1,0 +1,69 @@
+/**
+ * The `contextKeeper` settings: one zod schema, a default on every leaf.
+ *
+ * Parsing walks this schema key by key (see `parse.ts`), so a bad value falls back to the
+ * default for that key only. Nested groups are plain `z.object`s whose leaves carry
+ * `.default(...)`; a group's default is derived from its leaves.
+ */
+import { z } from "zod";
+
+const nonNegativeInt = z.number().int().nonnegative();
+const positiveInt = z.number().int().positive();
+
+export const keeperSettingsSchema = z.object({
+  /** Master switch. `false` turns every feature off and leaves the wire untouched. */
+  enabled: z.boolean().default(true),
+  /** Show the status line (context before → after, tokens saved). */
+  statusLine: z.boolean().default(true),
+  pruning: z.object({
+    enabled: z.boolean().default(true),
+    /** Batches whose results total fewer characters than this are left alone. */
+    minBatchChars: nonNegativeInt.default(2000),
+    /** Tool names never captured or pruned. */
+    protectedTools: z.array(z.string()).default([]),
+    /** Path globs never captured or pruned (matched against path arguments and bash commands). */
+    protectedPaths: z.array(z.string()).default([]),
+    errorPurge: z.object({
+      enabled: z.boolean().default(true),
+      /** Assistant turns, counted at a flush, after which a failed call's arguments are purged. */
+      cooldownTurns: nonNegativeInt.default(4),
+    }),
+    chainCompression: z.object({
+      enabled: z.boolean().default(true),
+      /** Closed tool chains older than this many user prompts collapse into one summary message. */
+      rollingWindow: positiveInt.default(3),
+    }),
+    budgetTrigger: z.object({
+      enabled: z.boolean().default(true),
+      /** Flush inside a long tool loop once this fraction of the context window has been added since the last flush. */
+      fraction: z.number().gt(0).lte(1).default(0.25),
+      /** Cap in tokens, so the trigger still fires on 1M-token windows. */
+      maxTokens: positiveInt.default(60000),
+    }),
+  }),
+  summarizer: z.object({
+    /** `""` uses the session model; otherwise `provider/model-id`. */
+    model: z.string().default(""),
+    /** `model` asks a model; `extractive` never calls a model (deterministic summaries only). */
+    mode: z.enum(["model", "extractive"]).default("model"),
+    idleTimeoutMs: positiveInt.default(20000),
+    ceilingTimeoutMs: positiveInt.default(90000),
+  }),
+  recall: z.object({
+    /** Outputs larger than this many bytes are also spilled to a file beside the session. */
+    spillThresholdBytes: positiveInt.default(65536),
+    /** Characters per recall page. */
+    pageChars: positiveInt.default(20000),
+  }),
+  thinkingStrip: z.object({
+    mode: z.enum(["auto", "off", "flush-gated"]).default("auto"),
+    /** Presets 4/8/16/32/64; any integer ≥ 1 works (0 is clamped to 1). */
+    keepLastTurns: nonNegativeInt.default(16),
+  }),
+  compaction: z.object({
+    /** Background compaction (also controlled by PI_ASYNC_PREFIX_COMPACTION). */
+    enabled: z.boolean().default(true),
+  }),
+});
+
+export type KeeperSettings = z.infer<typeof keeperSettingsSchema>;

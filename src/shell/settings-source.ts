@@ -1,0 +1,26 @@
+/**
+ * Edge: where the settings files live and how they are read. Uses Pi's config helpers so a
+ * rebranded Pi (other agent dir / config dir name) is followed.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { CONFIG_DIR_NAME, getAgentDir } from "@earendil-works/pi-coding-agent";
+import { loadKeeperSettings, type LoadedSettings } from "../settings/load.ts";
+
+export function readTextIfExists(path: string): string | undefined {
+  try {
+    return existsSync(path) ? readFileSync(path, "utf8") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function settingsFiles(options: { cwd: string; projectTrusted: boolean }): string[] {
+  const files = [join(getAgentDir(), "settings.json")];
+  if (options.projectTrusted) files.push(join(options.cwd, CONFIG_DIR_NAME, "settings.json"));
+  return files;
+}
+
+export function loadSettingsFromDisk(options: { cwd: string; projectTrusted: boolean }): LoadedSettings {
+  return loadKeeperSettings({ files: settingsFiles(options), read: readTextIfExists });
+}
