@@ -100,3 +100,17 @@ describe("layering", () => {
     expect(loaded.diagnostics).toHaveLength(1);
   });
 });
+
+describe("doc/settings.md stays true to the schema", () => {
+  test("every settings key and its default appear in the table", () => {
+    const doc = readFileSync(join(import.meta.dir, "../../../doc/settings.md"), "utf8");
+    const rows: string[] = [];
+    const walk = (value: unknown, prefix: string) => {
+      if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+        for (const [k, v] of Object.entries(value)) walk(v, prefix ? `${prefix}.${k}` : k);
+      } else rows.push(`| \`${prefix}\` | \`${JSON.stringify(value)}\` |`);
+    };
+    walk(DEFAULT_SETTINGS, "");
+    for (const row of rows) expect(doc).toContain(row);
+  });
+});
