@@ -36,6 +36,8 @@ export type FakeAnthropicOptions = {
   sideRouter?: SideRouter;
   classify?: RequestClassifier;
   signatureSecret?: string;
+  /** Fixed part of generated tool ids; random per server by default. Fix it to compare two runs byte for byte. */
+  idNonce?: string;
   /** Passed to the usage model (default 1024). */
   minCacheableTokens?: number;
   /** Set false to answer everything without the 400 checks (default true). */
@@ -92,7 +94,7 @@ function thinkingEnabled(body: WireRequest): boolean {
 
 export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnthropic {
   const startedAt = Date.now();
-  const nonce = randomBytes(4).toString("hex");
+  const nonce = options.idNonce ?? randomBytes(4).toString("hex");
   const requests: RecordedRequest[] = [];
   const emittedByToolId = new Map<string, EmittedResponse>();
   const cache = new Map<string, CacheEntry>();

@@ -1,0 +1,49 @@
+/**
+ * Chained prefix hashes: `prefixHashes(blocks)[i]` identifies the byte prefix ending with
+ * block `i` (inclusive). Equal hashes ⇔ equal prefixes (up to SHA-1 collisions).
+ * The chain runs over per-block digests; `memo` (bytes → digest) lets a run hash each
+ * distinct block once instead of once per request.
+ */
+import { createHash } from "node:crypto";
+
+export function chainHash(previous: string, bytes: string): string {
+  return createHash("sha1").update(previous).update("\u0000").update(bytes).digest("hex");
+}
+
+/** Hash of the empty prefix. */
+export const EMPTY_PREFIX_HASH = "0".repeat(40);
+
+/** Memo of a run: block bytes → digest, and (prefix hash, block digest) → next prefix hash. */
+export interface PrefixHashMemo {
+  blocks: Map<string, string>;
+  chain: Map<string, string>;
+}
+
+export function createPrefixHashMemo(): PrefixHashMemo {
+  return { blocks: new Map(), chain: new Map() };
+}
+
+export function blockDigest(bytes: string, memo?: PrefixHashMemo): string {
+  const known = memo?.blocks.get(bytes);
+  if (known) return known;
+  const d = createHash("sha1").update(bytes).digest("base64");
+  memo?.blocks.set(bytes, d);
+  return d;
+}
+
+export function prefixHashes(blocks: ReadonlyArray<{ bytes: string }>, memo?: PrefixHashMemo): string[] {
+  const out: string[] = [];
+  let h = EMPTY_PREFIX_HASH;
+  for (const b of blocks) {
+    const d = blockDigest(b.bytes, memo);
+    const key = h + d;
+    let next = memo?.chain.get(key);
+    if (!next) {
+      next = chainHash(h, d);
+      memo?.chain.set(key, next);
+    }
+    h = next;
+    out.push(h);
+  }
+  return out;
+}

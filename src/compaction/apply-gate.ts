@@ -1,0 +1,74 @@
+/**
+ * Validation glue between the live Pi context and the pure checks, plus the small,
+ * guarded predicates that decide which apply path may run.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { modelKeyOf, settingsKeyOf } from "./controller.ts";
+import type { JobSnapshot, ReadyCompaction } from "./job-reducer.ts";
+import { previewAfterApply } from "./preview.ts";
+import type { CompactionSettings, PiCompactionPrimitives, SessionEntry } from "./primitives.ts";
+import { type BranchEntryInfo, validateReadyJob, type ValidationResult } from "./validate.ts";
+
+export function branchInfo(branch: readonly SessionEntry[]): BranchEntryInfo[] {
+  return branch.map((e) => ({
+    id: e.id,
+    isToolResult: e.type === "message" && (e.message as { role?: string }).role === "toolResult",
+  }));
+}
+
+export interface LiveValidationInput {
+  ctx: ExtensionContext;
+  snapshot: JobSnapshot;
+  result: ReadyCompaction;
+  branch: SessionEntry[];
+  settings: CompactionSettings;
+  thinkingLevel: string;
+  customInstructions?: string;
+  primitives: PiCompactionPrimitives;
+}
+
+export function validateAgainstLive(input: LiveValidationInput): ValidationResult & { previewTokens: number } {
+  const { ctx, snapshot, result, branch, settings } = input;
+  const previewTokens = previewAfterApply(branch, result, input.primitives).tokens;
+  const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow ?? 0;
+  const verdict = validateReadyJob({
+    snapshot,
+    result,
+    current: {
+      sessionId: ctx.sessionManager.getSessionId(),
+      modelKey: modelKeyOf(ctx.model),
+      thinkingLevel: input.thinkingLevel,
+      settingsKey: settingsKeyOf(settings),
+      branch: branchInfo(branch),
+      customInstructions: input.customInstructions,
+    },
+    previewTokens,
+    contextWindow,
+    reserveTokens: settings.reserveTokens,
+  });
+  return { ...verdict, previewTokens };
+}
+
+/** Pi may run `ctx.compact()` now without interrupting anything. */
+export function isSafeIdle(ctx: Pick<ExtensionContext, "isIdle" | "hasPendingMessages">): boolean {
+  return ctx.isIdle() && !ctx.hasPendingMessages();
+}
+
+/**
+ * The abort-and-compact path: only for a streaming, abortable turn with nothing queued,
+ * when usage is already over Pi's hard threshold (window - reserve), so waiting for the
+ * next boundary risks an overflow. At most once per job.
+ */
+export function shouldAbortAndCompact(input: {
+  isIdle: boolean;
+  hasPendingMessages: boolean;
+  hasAbortSignal: boolean;
+  tokens: number | null | undefined;
+  contextWindow: number;
+  reserveTokens: number;
+  alreadyTriedForJob: boolean;
+}): boolean {
+  if (input.isIdle || input.hasPendingMessages || !input.hasAbortSignal || input.alreadyTriedForJob) return false;
+  if (input.tokens === null || input.tokens === undefined || input.contextWindow <= 0) return false;
+  return input.tokens > input.contextWindow - input.reserveTokens;
+}

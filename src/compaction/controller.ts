@@ -1,0 +1,214 @@
+/**
+ * The one in-memory job and its effects: starting, the background run, the timeout, the
+ * status line and lifecycle events. Every state change goes through `jobReducer`; async
+ * continuations carry their job id and are ignored by the reducer when they lost a race.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AnyAsyncCompactionAdapter } from "./adapter.ts";
+import type { AsyncCompactionConfig } from "./config.ts";
+import { canStart, INITIAL_JOB_STATE, type InvalidationReason, type JobEvent, type JobSnapshot, type JobState, jobReducer } from "./job-reducer.ts";
+import type { LifecycleEvent, LifecycleListener } from "./lifecycle.ts";
+import type { CompactionSettings } from "./primitives.ts";
+
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const realTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+export interface ControllerOptions {
+  adapter: AnyAsyncCompactionAdapter;
+  config: AsyncCompactionConfig;
+  getCompactionSettings(ctx: ExtensionContext): CompactionSettings;
+  /** Thinking level when `ctx.thinkingLevel` is absent (e.g. `pi.getThinkingLevel`). */
+  fallbackThinkingLevel(): string;
+  onLifecycleEvent?: LifecycleListener;
+  /** Called once when a job becomes ready (core decides whether to apply or persist). */
+  onReady?(jobId: string): void;
+  timers?: Timers;
+  now?: () => number;
+  newJobId?: () => string;
+}
+
+export function modelKeyOf(model: { provider: string; id: string } | undefined): string {
+  return model ? `${model.provider}/${model.id}` : "";
+}
+
+export function settingsKeyOf(settings: Pick<CompactionSettings, "reserveTokens" | "keepRecentTokens">): string {
+  return `reserve=${settings.reserveTokens};keep=${settings.keepRecentTokens}`;
+}
+
+export type StartOutcome =
+  | { started: true; jobId: string }
+  | { started: false; reason: "disabled" | "no_model" | "nothing_to_compact" | "busy" };
+
+export class CompactionController {
+  private state: JobState = INITIAL_JOB_STATE;
+  private abort: AbortController | undefined;
+  private timer: unknown;
+  private ctx: ExtensionContext | undefined;
+  private readonly timers: Timers;
+  private readonly now: () => number;
+  private readonly newJobId: () => string;
+  private counter = 0;
+
+  constructor(private readonly options: ControllerOptions) {
+    this.timers = options.timers ?? realTimers;
+    this.now = options.now ?? Date.now;
+    this.newJobId = options.newJobId ?? (() => `acj-${this.now().toString(36)}-${++this.counter}`);
+  }
+
+  get current(): JobState {
+    return this.state;
+  }
+
+  get adapter(): AnyAsyncCompactionAdapter {
+    return this.options.adapter;
+  }
+
+  /** The most recent context seen by a hook; used for status updates from background work. */
+  remember(ctx: ExtensionContext | undefined): void {
+    this.ctx = ctx;
+    this.renderStatus();
+  }
+
+  get lastCtx(): ExtensionContext | undefined {
+    return this.ctx;
+  }
+
+  emit(event: LifecycleEvent): void {
+    try {
+      this.options.onLifecycleEvent?.(event);
+    } catch {
+      // A listener must never break compaction.
+    }
+  }
+
+  /** Apply one event; returns true when the state changed. */
+  dispatch(event: JobEvent): boolean {
+    const before = this.state;
+    const after = jobReducer(before, event);
+    const jobId = "jobId" in event ? event.jobId : event.job.jobId;
+    if (after === before) {
+      this.emit({ kind: "ignored", jobId, cause: event.type });
+      return false;
+    }
+    this.state = after;
+    if (before.kind === "pending" && after.kind !== "pending") this.stopRun(after.kind !== "ready");
+    if (event.type === "superseded" && before.kind === "ready") this.stopRun(true);
+    const reason = after.kind === "stale" ? after.reason : event.type === "superseded" ? ("superseded" as const) : undefined;
+    this.emit({
+      kind: "transition",
+      jobId: after.kind === "idle" ? jobId : after.job.jobId,
+      from: before.kind,
+      to: after.kind,
+      cause: event.type,
+      ...(reason ? { reason } : {}),
+      ...(after.kind === "failed" ? { error: after.error } : {}),
+    });
+    this.renderStatus();
+    return true;
+  }
+
+  /** Stale the current pending/ready job (no-op otherwise). */
+  invalidate(reason: InvalidationReason): boolean {
+    const s = this.state;
+    if (s.kind !== "pending" && s.kind !== "ready") return false;
+    return this.dispatch({ type: "invalidate", jobId: s.job.jobId, reason });
+  }
+
+  /**
+   * Start a background job from the current branch. With `supersede`, a ready or stale job
+   * is replaced (`superseded`, with `cause`) instead of blocking the start.
+   */
+  start(ctx: ExtensionContext, opts: { manual: boolean; supersede?: InvalidationReason }): StartOutcome {
+    if (!this.options.config.enabled) return { started: false, reason: "disabled" };
+    const model = ctx.model;
+    if (!model) return { started: false, reason: "no_model" };
+    const previous = this.state;
+    const replacing = opts.supersede !== undefined && (previous.kind === "ready" || previous.kind === "stale");
+    if (!replacing && !canStart(previous)) return { started: false, reason: "busy" };
+
+    const settings = this.options.getCompactionSettings(ctx);
+    const branch = ctx.sessionManager.getBranch();
+    const leaf = branch[branch.length - 1];
+    const prepared = leaf ? this.options.adapter.prepare({ branch, settings, ctx }) : undefined;
+    if (!leaf || prepared === undefined) return { started: false, reason: "nothing_to_compact" };
+
+    const thinkingLevel = ctx.thinkingLevel ?? this.options.fallbackThinkingLevel();
+    const fields = this.options.adapter.createSnapshot(prepared, {
+      sessionId: ctx.sessionManager.getSessionId(),
+      snapshotLeafId: leaf.id,
+      modelKey: modelKeyOf(model),
+      thinkingLevel,
+      settingsKey: settingsKeyOf(settings),
+    });
+    const job: JobSnapshot = { ...fields, jobId: this.newJobId(), adapterId: this.options.adapter.id, manual: opts.manual, startedAt: this.now() };
+    const changed = replacing
+      ? this.dispatch({ type: "superseded", jobId: (previous as { job: JobSnapshot }).job.jobId, cause: opts.supersede!, next: job })
+      : this.dispatch({ type: "start", job });
+    if (!changed) return { started: false, reason: "busy" };
+
+    const abort = new AbortController();
+    this.abort = abort;
+    if (this.options.config.timeoutMs > 0) {
+      this.timer = this.timers.setTimeout(() => {
+        this.dispatch({ type: "timeout", jobId: job.jobId });
+      }, this.options.config.timeoutMs);
+    }
+    this.runInBackground(job.jobId, prepared, { signal: abort.signal, ctx, model, thinkingLevel });
+    return { started: true, jobId: job.jobId };
+  }
+
+  private runInBackground(jobId: string, prepared: unknown, runOptions: Parameters<AnyAsyncCompactionAdapter["run"]>[1]): void {
+    const adapter = this.options.adapter;
+    Promise.resolve()
+      .then(() => adapter.run(prepared, runOptions))
+      .then((output) => {
+        const result = adapter.toCompaction(output, prepared);
+        if (!result || typeof result.summary !== "string" || result.summary.trim() === "") throw new Error("adapter returned an empty summary");
+        if (this.dispatch({ type: "settled_ok", jobId, result })) this.options.onReady?.(jobId);
+      })
+      .catch((error: unknown) => {
+        this.dispatch({ type: "settled_error", jobId, error: error instanceof Error ? error.message : String(error) });
+      });
+  }
+
+  /** Clear the timeout; abort the run when the job ended without a result. */
+  private stopRun(abortRun: boolean): void {
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    if (abortRun) this.abort?.abort();
+    this.abort = undefined;
+  }
+
+  /** Session shutdown: cancel work, forget the context, clear the status line. */
+  shutdown(): void {
+    this.invalidate("cancelled");
+    this.stopRun(true);
+    this.setStatus(undefined);
+    this.ctx = undefined;
+  }
+
+  statusKey(): string {
+    return `async-compaction:${this.options.adapter.id}`;
+  }
+
+  private setStatus(text: string | undefined): void {
+    try {
+      this.ctx?.ui.setStatus(this.statusKey(), text);
+    } catch {
+      // UI may be gone during teardown.
+    }
+  }
+
+  private renderStatus(): void {
+    const label = this.options.adapter.label;
+    const s = this.state;
+    this.setStatus(s.kind === "pending" ? `${label}: preparing` : s.kind === "ready" ? `${label}: ready` : undefined);
+  }
+}

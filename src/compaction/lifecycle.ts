@@ -1,0 +1,21 @@
+/** Structured lifecycle events, emitted synchronously for every transition and apply path. */
+import type { HandoffVia, InvalidationReason, JobEvent, JobState } from "./job-reducer.ts";
+
+export type ApplyPath = HandoffVia | "idle_compact" | "abort_and_compact" | "restore";
+
+export type ApplyOutcome =
+  | "requested" // ctx.compact() was called
+  | "handed_off" // the result went to Pi (draft or hook return)
+  | "applied" // Pi persisted it
+  | "rejected" // validation failed; Pi falls back to its own compaction
+  | "failed" // Pi reported an error after handoff
+  | "deferred"; // not idle / queued messages; stays ready
+
+export type LifecycleEvent =
+  | { kind: "transition"; jobId: string; from: JobState["kind"]; to: JobState["kind"]; cause: JobEvent["type"]; reason?: InvalidationReason; error?: string }
+  | { kind: "ignored"; jobId?: string; cause: JobEvent["type"] }
+  | { kind: "apply"; jobId: string; path: ApplyPath; outcome: ApplyOutcome; reason?: InvalidationReason; error?: string }
+  | { kind: "skipped"; reason: "disabled" | "no_model" | "nothing_to_compact" | "busy" | "not_in_window" | "no_usage" }
+  | { kind: "diagnostic"; message: string };
+
+export type LifecycleListener = (event: LifecycleEvent) => void;

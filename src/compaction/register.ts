@@ -1,0 +1,39 @@
+/**
+ * Pi wiring for this package's async compaction: env config, Pi's settings and runtime
+ * helpers, the default adapter. `index.ts` calls `registerKeeperCompaction(pi, options)`.
+ */
+import { type ExtensionAPI, SettingsManager } from "@earendil-works/pi-coding-agent";
+import { readCompactionEnv } from "./config.ts";
+import type { CompactionController } from "./controller.ts";
+import { createDefaultAdapter } from "./default-adapter.ts";
+import type { LifecycleListener } from "./lifecycle.ts";
+import { piCompact, piCompactionPrimitives } from "./pi-runtime.ts";
+import { registerAsyncCompaction } from "./register-async.ts";
+
+export interface KeeperCompactionOptions {
+  /** Defaults to `process.env`. */
+  env?: Record<string, string | undefined>;
+  onLifecycleEvent?: LifecycleListener;
+  /** Status-line label; default `async compaction`. */
+  label?: string;
+}
+
+export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompactionOptions = {}): CompactionController | undefined {
+  const { config, diagnostics } = readCompactionEnv(options.env ?? process.env);
+  let diagnosticsShown = false;
+  if (diagnostics.length > 0) {
+    pi.on("session_start", (_e, ctx) => {
+      if (diagnosticsShown) return;
+      diagnosticsShown = true;
+      for (const d of diagnostics) ctx.ui.notify(d.message, "warning");
+    });
+  }
+  if (!config.enabled) return undefined;
+  const adapter = createDefaultAdapter({ compact: piCompact, primitives: piCompactionPrimitives, label: options.label });
+  return registerAsyncCompaction(pi, adapter, {
+    config,
+    primitives: piCompactionPrimitives,
+    getCompactionSettings: (ctx) => SettingsManager.create(ctx.cwd).getCompactionSettings(ctx.model),
+    onLifecycleEvent: options.onLifecycleEvent,
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * Calibration of the simulated cache figures against the usage Anthropic recorded, and the
+ * detection of external invalidations (restart, system prompt change) in a recording.
+ */
+export interface RecordedUsage {
+  /** Uncached input tokens (`usage.input`). */
+  input: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface SimulatedUsage {
+  uncached: number;
+  read: number;
+  write: number;
+}
+
+export interface SeriesError {
+  recorded: number;
+  simulated: number;
+  /** Σ |sim − rec| over requests. */
+  absError: number;
+}
+
+export interface Calibration {
+  requests: number;
+  /** Σ over requests of |Δread| + |Δwrite| + |Δuncached|, over Σ recorded (read+write+uncached). */
+  total_error: number;
+  /** Same figure for the per-request prompt size (read+write+uncached) alone. */
+  prompt_size_error: number;
+  read: SeriesError;
+  write: SeriesError;
+  uncached: SeriesError;
+}
+
+export function calibrate(simulated: readonly SimulatedUsage[], recorded: readonly RecordedUsage[]): Calibration {
+  if (simulated.length !== recorded.length) throw new Error(`calibrate: ${simulated.length} simulated vs ${recorded.length} recorded requests`);
+  const series = (sim: (s: SimulatedUsage) => number, rec: (r: RecordedUsage) => number): SeriesError => {
+    let r = 0;
+    let s = 0;
+    let e = 0;
+    simulated.forEach((x, i) => {
+      r += rec(recorded[i]);
+      s += sim(x);
+      e += Math.abs(sim(x) - rec(recorded[i]));
+    });
+    return { recorded: r, simulated: s, absError: e };
+  };
+  const read = series((s) => s.read, (r) => r.cacheRead);
+  const write = series((s) => s.write, (r) => r.cacheWrite);
+  const uncached = series((s) => s.uncached, (r) => r.input);
+  const size = series((s) => s.read + s.write + s.uncached, (r) => r.cacheRead + r.cacheWrite + r.input);
+  const denom = read.recorded + write.recorded + uncached.recorded;
+  return {
+    requests: simulated.length,
+    total_error: denom > 0 ? (read.absError + write.absError + uncached.absError) / denom : 0,
+    prompt_size_error: size.recorded > 0 ? size.absError / size.recorded : 0,
+    read,
+    write,
+    uncached,
+  };
+}
+
+export interface ExternalInvalidationOptions {
+  /** A read below this fraction of the previous request's prompt counts as a drop. Default 0.5. */
+  minReadFraction: number;
+  /** Drops after a gap longer than this are explained by TTL expiry, not flagged. Default 5 min. */
+  ttlMs: number;
+}
+
+export const DEFAULT_EXTERNAL_INVALIDATION: ExternalInvalidationOptions = { minReadFraction: 0.5, ttlMs: 5 * 60 * 1000 };
+
+/**
+ * Indices of requests whose recorded cache read falls far below the previous request's
+ * prompt although the gap is within the TTL: the cache was invalidated by something the
+ * transcript does not show (restart, system prompt or tool change, thinking setting).
+ */
+export function findExternalInvalidations(
+  requests: ReadonlyArray<{ timestamp: number; recorded: RecordedUsage }>,
+  options: Partial<ExternalInvalidationOptions> = {},
+): number[] {
+  const o = { ...DEFAULT_EXTERNAL_INVALIDATION, ...options };
+  const out: number[] = [];
+  for (let i = 1; i < requests.length; i++) {
+    const prev = requests[i - 1];
+    const cur = requests[i];
+    const prevPrompt = prev.recorded.input + prev.recorded.cacheRead + prev.recorded.cacheWrite;
+    const gap = cur.timestamp - prev.timestamp;
+    if (gap <= o.ttlMs && cur.recorded.cacheRead < o.minReadFraction * prevPrompt) out.push(i);
+  }
+  return out;
+}
