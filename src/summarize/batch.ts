@@ -5,7 +5,7 @@
 
 /** One tool call and its result, identified by occurrence, never by provider id alone. */
 export interface CapturedCall {
-  /** Unique within a session: `${toolCallId}@${assistantTimestamp}#${indexInMessage}`. */
+  /** Unique within a session: `${toolCallId}@${assistantTimestamp}#${n}`, n = position among calls with the same id in that message (see `callKeysOf`). */
   occurrenceKey: string;
   toolCallId: string;
   toolName: string;

@@ -1,0 +1,138 @@
+/**
+ * Capture: the finished tool batches of the branch that no summary covers yet.
+ *
+ * A batch is one replayed assistant message's tool calls whose results are all present.
+ * Protected calls (tools or paths) are left out of it. An output identical to one already
+ * summarized is not sent to the summarizer again: it is reported as a duplicate to alias.
+ * A batch whose remaining result text is shorter than `minBatchChars` is skipped.
+ */
+import type { CapturedCall, ToolBatch } from "../summarize/batch.ts";
+import { type ContextMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
+import type { KeeperState } from "../state/schema.ts";
+import type { PruneConfig } from "../prune/config.ts";
+import { type CallOccurrence, batchKeyOf, pairToolCalls } from "../prune/occurrence.ts";
+import { protectionMatcher } from "../prune/protection.ts";
+import { contentHash } from "./content-hash.ts";
+
+/** Outputs shorter than this are never aliased (the stub would not be shorter). */
+export const MIN_DUPLICATE_CHARS = 400;
+
+export interface CaptureInput {
+  /** Messages of the session branch, oldest first (message entries unwrapped). */
+  branchMessages: readonly ContextMessage[];
+  /** The just-finished assistant message when Pi has not persisted it yet. */
+  closingMessage?: ContextMessage;
+  state: KeeperState;
+  config: PruneConfig;
+}
+
+export interface DuplicateOutput {
+  occurrenceKey: string;
+  /** Key of the identical output an existing (non-raw) summary covers. */
+  aliasOf: string;
+  batchKey: string;
+}
+
+export type SkipReason = "trivial" | "protected" | "unfinished" | "duplicates-only";
+
+export interface CaptureResult {
+  batches: ToolBatch[];
+  duplicates: DuplicateOutput[];
+  skipped: { batchKey: string; reason: SkipReason }[];
+}
+
+/** Branch plus the closing message, unless the branch already ends with it. */
+export function withClosingMessage(branch: readonly ContextMessage[], closing?: ContextMessage): ContextMessage[] {
+  if (!closing) return branch.slice();
+  const last = branch[branch.length - 1];
+  const same =
+    last === closing ||
+    (last !== undefined &&
+      (last as { role?: string }).role === (closing as { role?: string }).role &&
+      timestampOf(last) === timestampOf(closing));
+  return same ? branch.slice() : [...branch, closing];
+}
+
+/** Content hash -> occurrence key, over outputs covered by summaries that render as stubs. */
+export function summarizedOutputIndex(state: KeeperState): Map<string, string> {
+  const index = new Map<string, string>();
+  for (const r of Object.values(state.summaries)) {
+    if (r.summary.source === "raw") continue;
+    for (const [key, hash] of Object.entries(r.outputHashes)) if (!index.has(hash)) index.set(hash, key);
+  }
+  return index;
+}
+
+function groupByAssistant(calls: CallOccurrence[]): CallOccurrence[][] {
+  const groups = new Map<number, CallOccurrence[]>();
+  for (const c of calls) {
+    if (!c.replayed) continue;
+    const g = groups.get(c.assistantIndex);
+    if (g) g.push(c);
+    else groups.set(c.assistantIndex, [c]);
+  }
+  return [...groups.values()];
+}
+
+export function captureBatches(input: CaptureInput): CaptureResult {
+  const result: CaptureResult = { batches: [], duplicates: [], skipped: [] };
+  if (!input.config.enabled) return result;
+  const messages = withClosingMessage(input.branchMessages, input.closingMessage);
+  const pairing = pairToolCalls(messages);
+  const protection = protectionMatcher(input.config);
+  const known = summarizedOutputIndex(input.state);
+  const aliased = input.state.frontier.aliases;
+
+  for (const group of groupByAssistant(pairing.calls)) {
+    const first = group[0];
+    const batchKey = batchKeyOf(first.toolCallId, first.assistantTimestamp);
+    if (input.state.summaries[batchKey]) continue;
+    if (group.some((c) => c.resultIndex === undefined)) {
+      result.skipped.push({ batchKey, reason: "unfinished" });
+      continue;
+    }
+    const calls: CapturedCall[] = [];
+    let sawProtected = false;
+    let sawDuplicate = false;
+    for (const c of group) {
+      if (protection.isProtected(c.toolName, c.arguments)) {
+        sawProtected = true;
+        continue;
+      }
+      if (aliased[c.key] !== undefined) {
+        sawDuplicate = true;
+        continue;
+      }
+      const resultMessage = messages[c.resultIndex as number];
+      if (!isToolResult(resultMessage)) continue;
+      const resultText = toolResultText(resultMessage);
+      const same = resultText.length >= MIN_DUPLICATE_CHARS ? known.get(contentHash(resultText)) : undefined;
+      if (same !== undefined && same !== c.key) {
+        result.duplicates.push({ occurrenceKey: c.key, aliasOf: same, batchKey });
+        sawDuplicate = true;
+        continue;
+      }
+      calls.push({
+        occurrenceKey: c.key,
+        toolCallId: c.toolCallId,
+        toolName: c.toolName,
+        arguments: c.arguments,
+        resultText,
+        isError: resultMessage.isError,
+        assistantTimestamp: c.assistantTimestamp,
+        resultTimestamp: timestampOf(resultMessage) ?? c.assistantTimestamp,
+      });
+    }
+    if (calls.length === 0) {
+      result.skipped.push({ batchKey, reason: sawDuplicate ? "duplicates-only" : "protected" });
+      continue;
+    }
+    const chars = calls.reduce((n, c) => n + c.resultText.length, 0);
+    if (chars < input.config.minBatchChars) {
+      result.skipped.push({ batchKey, reason: "trivial" });
+      continue;
+    }
+    result.batches.push({ batchKey, assistantTimestamp: first.assistantTimestamp, calls });
+  }
+  return result;
+}

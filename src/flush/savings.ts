@@ -1,0 +1,29 @@
+/**
+ * Honest-ish savings: how many characters the rendered history loses between the state
+ * before a flush and after it, over the same messages, divided by 4 (Pi's own
+ * `estimateTokens` ratio). The branch is rendered as if a new prompt had just arrived
+ * (a closing user message appended), so the just-finished loop counts as history — as
+ * it will on every later request. The thinking strip is not included.
+ */
+import type { ContextMessage, UserMessage } from "../session/messages.ts";
+import type { PruneConfig } from "../prune/config.ts";
+import { renderContext } from "../prune/pipeline.ts";
+import type { KeeperState } from "../state/schema.ts";
+
+export interface SavingsInput {
+  messages: readonly ContextMessage[];
+  before: KeeperState;
+  after: KeeperState;
+  config: PruneConfig;
+}
+
+export function renderedChars(messages: readonly ContextMessage[], state: KeeperState, config: PruneConfig): number {
+  const probe: UserMessage = { role: "user", content: "", timestamp: Number.MAX_SAFE_INTEGER };
+  const rendered = renderContext({ messages: [...messages, probe], state, config });
+  return JSON.stringify(rendered).length;
+}
+
+export function estimateTokensSaved(input: SavingsInput): number {
+  const saved = renderedChars(input.messages, input.before, input.config) - renderedChars(input.messages, input.after, input.config);
+  return Math.max(0, Math.round(saved / 4));
+}

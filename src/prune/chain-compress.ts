@@ -1,0 +1,54 @@
+/**
+ * Phase 3: closed tool chains recorded in the frontier collapse into one synthetic user
+ * message carrying the chain's summaries (text fixed at the flush). The prompt before the
+ * chain and the final text answer after it are kept; the tool-use assistants and their
+ * results in between are dropped. A recorded chain whose range no longer matches
+ * exactly (different length, end timestamp, or not self-contained) is left alone.
+ */
+import { type ContextMessage, type UserMessage, isAssistant, timestampOf } from "../session/messages.ts";
+import type { CompressedChain } from "../state/schema.ts";
+import { isCollapsibleRange } from "./chains.ts";
+import { callKeysOf, currentLoopStart, pairToolCalls } from "./occurrence.ts";
+import type { RenderPhase } from "./phase.ts";
+
+export function chainMessage(chain: CompressedChain): UserMessage {
+  return { role: "user", content: [{ type: "text", text: chain.text }], timestamp: chain.fromTimestamp };
+}
+
+export const chainCompress: RenderPhase = (messages, { state }) => {
+  const chains = state.frontier.compressedChains;
+  if (chains.length === 0) return messages;
+  const loopStart = currentLoopStart(messages);
+
+  const startByFirstKey = new Map<string, number>();
+  for (let i = 0; i < loopStart; i++) {
+    const m = messages[i];
+    if (!isAssistant(m)) continue;
+    const first = callKeysOf(m)[0];
+    if (first !== undefined && !startByFirstKey.has(first)) startByFirstKey.set(first, i);
+  }
+
+  const pairing = pairToolCalls(messages);
+  const ranges: { start: number; end: number; chain: CompressedChain }[] = [];
+  for (const chain of chains) {
+    const start = startByFirstKey.get(chain.firstCallKey);
+    if (start === undefined || timestampOf(messages[start]) !== chain.fromTimestamp) continue;
+    const end = start + chain.messageCount - 1;
+    if (end + 1 >= loopStart || timestampOf(messages[end]) !== chain.toTimestamp) continue;
+    if (!isCollapsibleRange(messages, start, end, pairing)) continue;
+    ranges.push({ start, end, chain });
+  }
+  if (ranges.length === 0) return messages;
+
+  ranges.sort((a, b) => a.start - b.start);
+  const out: ContextMessage[] = [];
+  let next = 0;
+  for (const r of ranges) {
+    if (r.start < next) continue; // overlapping records: the earlier one wins
+    for (let i = next; i < r.start; i++) out.push(messages[i]);
+    out.push(chainMessage(r.chain));
+    next = r.end + 1;
+  }
+  for (let i = next; i < messages.length; i++) out.push(messages[i]);
+  return out;
+};

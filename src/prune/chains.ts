@@ -1,0 +1,110 @@
+/**
+ * Closed tool chains: within one user prompt's cycle, the run of tool-use assistant
+ * turns and their results that ends just before a text-only final answer, closed by a
+ * later user message.
+ *
+ *   user(prompt) [kept...] A(calls) R R A(calls) R ... A(text answer) [system...] user(next)
+ *                          └──────────── chain ────────────┘
+ *
+ * Compression keeps the prompt and the final answer and replaces the chain with one
+ * synthetic user message. A range is collapsible only when it is self-contained: every
+ * member is an assistant with tool calls or a toolResult, every result answers a call
+ * inside the range and every replayed call is answered inside it.
+ */
+import {
+  type ContextMessage,
+  isAssistant,
+  isToolResult,
+  isUser,
+  toolCallsOf,
+} from "../session/messages.ts";
+import { type Pairing, isReplayedAssistant } from "./occurrence.ts";
+
+export interface ClosedChain {
+  /** Index of the prompt that opened the cycle. */
+  promptIndex: number;
+  /** First message of the chain (a tool-use assistant). */
+  startIndex: number;
+  /** Last message of the chain (inclusive). */
+  endIndex: number;
+  /** The text-only final answer right after the chain. */
+  answerIndex: number;
+  /** User messages after the final answer (at least 1: the chain is closed). */
+  promptsAfter: number;
+}
+
+function isTextAnswer(m: ContextMessage): boolean {
+  return (
+    isAssistant(m) &&
+    isReplayedAssistant(m) &&
+    toolCallsOf(m).length === 0 &&
+    m.content.some((b) => b.type === "text" && b.text.trim().length > 0)
+  );
+}
+
+function isSystem(m: ContextMessage): boolean {
+  return (m as { role?: string }).role === "system";
+}
+
+/**
+ * Whether messages[start..end] can be replaced by one message: members are tool-use
+ * assistants or results, pairing is closed inside the range, a text-only answer follows,
+ * and a user message comes later (the cycle is closed).
+ */
+export function isCollapsibleRange(messages: readonly ContextMessage[], start: number, end: number, pairing: Pairing): boolean {
+  if (start < 0 || end < start || end + 1 >= messages.length) return false;
+  const first = messages[start];
+  if (!isAssistant(first) || toolCallsOf(first).length === 0) return false;
+  for (let i = start; i <= end; i++) {
+    const m = messages[i];
+    if (isToolResult(m)) {
+      const key = pairing.callKeyByResultIndex.get(i);
+      if (key === undefined) return false;
+    } else if (!(isAssistant(m) && toolCallsOf(m).length > 0)) return false;
+  }
+  for (const c of pairing.calls) {
+    const callInside = c.assistantIndex >= start && c.assistantIndex <= end;
+    const resultInside = c.resultIndex !== undefined && c.resultIndex >= start && c.resultIndex <= end;
+    if (resultInside && !callInside) return false;
+    if (callInside && c.replayed && !resultInside) return false;
+  }
+  if (!isTextAnswer(messages[end + 1])) return false;
+  for (let i = end + 2; i < messages.length; i++) if (isUser(messages[i])) return true;
+  return false;
+}
+
+/** Every closed chain, oldest first. */
+export function findClosedChains(messages: readonly ContextMessage[], pairing: Pairing): ClosedChain[] {
+  const userIndices: number[] = [];
+  messages.forEach((m, i) => {
+    if (isUser(m)) userIndices.push(i);
+  });
+  const chains: ClosedChain[] = [];
+  for (let k = 0; k + 1 < userIndices.length; k++) {
+    const promptIndex = userIndices[k];
+    const nextPrompt = userIndices[k + 1];
+    // The final answer: the last message of the cycle apart from system messages.
+    let answerIndex = nextPrompt - 1;
+    while (answerIndex > promptIndex && isSystem(messages[answerIndex])) answerIndex--;
+    if (answerIndex <= promptIndex || !isTextAnswer(messages[answerIndex])) continue;
+    let startIndex = -1;
+    for (let i = promptIndex + 1; i < answerIndex; i++) {
+      const m = messages[i];
+      if (isAssistant(m) && toolCallsOf(m).length > 0) {
+        startIndex = i;
+        break;
+      }
+    }
+    if (startIndex < 0) continue;
+    const endIndex = answerIndex - 1;
+    if (!isCollapsibleRange(messages, startIndex, endIndex, pairing)) continue;
+    chains.push({
+      promptIndex,
+      startIndex,
+      endIndex,
+      answerIndex,
+      promptsAfter: userIndices.length - (k + 1),
+    });
+  }
+  return chains;
+}

@@ -1,0 +1,61 @@
+/**
+ * Pruning configuration: the shape the pure core reads. The settings schema (zod) mirrors
+ * it; this file only holds the interface and its defaults.
+ */
+
+export interface ErrorPurgeConfig {
+  enabled: boolean;
+  /**
+   * A failed call's arguments are purged at the first flush at which at least this many
+   * assistant messages follow the failed call's assistant message (counted over the raw
+   * session branch at the flush, never per render).
+   */
+  cooldownTurns: number;
+}
+
+export interface ChainCompressionConfig {
+  enabled: boolean;
+  /**
+   * A closed tool chain collapses at a flush once at least this many user prompts follow
+   * its final answer (so the chains of the last `rollingWindow` prompts stay intact).
+   */
+  rollingWindow: number;
+}
+
+export interface BudgetTriggerConfig {
+  enabled: boolean;
+  /** Flush mid-run when context tokens exceed this fraction of the model's window ... */
+  fraction: number;
+  /** ... or this absolute count, whichever is lower (keeps the trigger alive on 1M windows). */
+  maxTokens: number;
+}
+
+export interface PruneConfig {
+  enabled: boolean;
+  /** A batch whose captured result text totals fewer characters than this is not summarized. */
+  minBatchChars: number;
+  /** Tool names whose calls are never captured, stubbed, purged or compressed. */
+  protectedTools: string[];
+  /**
+   * Globs matched against path-like arguments (`path`, `file_path`, and path tokens of a
+   * bash `command`). A call touching a matching path is never pruned. A glob without `/`
+   * also matches a path's last segment (`.env` protects `config/.env`).
+   */
+  protectedPaths: string[];
+  errorPurge: ErrorPurgeConfig;
+  chainCompression: ChainCompressionConfig;
+  budgetTrigger: BudgetTriggerConfig;
+}
+
+/** Name of the recall tool; its own output is never pruned (recall must not loop). */
+export const RECALL_TOOL_NAME = "keeper_recall";
+
+export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
+  enabled: true,
+  minBatchChars: 1200,
+  protectedTools: [RECALL_TOOL_NAME],
+  protectedPaths: [],
+  errorPurge: { enabled: true, cooldownTurns: 4 },
+  chainCompression: { enabled: true, rollingWindow: 3 },
+  budgetTrigger: { enabled: true, fraction: 0.6, maxTokens: 150_000 },
+};

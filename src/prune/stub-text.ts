@@ -1,0 +1,77 @@
+/**
+ * Texts that replace pruned content. They are derived only from persisted state, so the
+ * same state always renders the same bytes.
+ */
+import { RECALL_TOOL_NAME } from "./config.ts";
+import type { KeeperState, SummaryRecord } from "../state/schema.ts";
+
+export const STUB_PREFIX = "[context-keeper]";
+
+export interface StubIndex {
+  /** Stubbed occurrence key -> the stub text its result renders as. */
+  textByKey: Map<string, string>;
+}
+
+function recordByCoveredKey(state: KeeperState): Map<string, SummaryRecord> {
+  const out = new Map<string, SummaryRecord>();
+  for (const r of Object.values(state.summaries)) for (const k of r.coveredKeys) out.set(k, r);
+  return out;
+}
+
+function stubText(key: string, summary: string | undefined, note = ""): string {
+  const head = `${STUB_PREFIX} output pruned${note} — recall with ${RECALL_TOOL_NAME} ref=${key}.`;
+  return summary === undefined ? head : `${head} Summary: ${summary}`;
+}
+
+const cache = new WeakMap<KeeperState, StubIndex>();
+
+/**
+ * Stub text of every stubbed or aliased key. Within one batch only the first stubbed
+ * result carries the batch summary; the others point at it (no repeated summaries).
+ * Memoized per state object (state is never mutated in place).
+ */
+export function stubIndexOf(state: KeeperState): StubIndex {
+  const hit = cache.get(state);
+  if (hit) return hit;
+  const byKey = recordByCoveredKey(state);
+  const stubbed = new Set(state.frontier.stubbedKeys);
+  const textByKey = new Map<string, string>();
+
+  for (const key of state.frontier.stubbedKeys) {
+    const record = byKey.get(key);
+    if (!record) {
+      textByKey.set(key, stubText(key, undefined));
+      continue;
+    }
+    const carrier = record.coveredKeys.find((k) => stubbed.has(k));
+    textByKey.set(
+      key,
+      carrier === key ? stubText(key, record.summary.text) : stubText(key, `see the stub of ref=${carrier} (same tool batch).`),
+    );
+  }
+  for (const [key, target] of Object.entries(state.frontier.aliases)) {
+    if (textByKey.has(key)) continue;
+    const record = byKey.get(target);
+    textByKey.set(key, stubText(key, record?.summary.text, ` (identical to the output of ref=${target})`));
+  }
+  const index = { textByKey };
+  cache.set(state, index);
+  return index;
+}
+
+/** Arguments that replace a purged failed call's arguments. */
+export function purgedArguments(key: string): { _purged: string } {
+  return { _purged: `arguments of a failed call removed by context-keeper; recall ref=${key}` };
+}
+
+const MAX_ARG_CHARS = 80;
+
+/** One-line description of a call for compressed chains: `read(path=src/a.ts)`. */
+export function describeCall(toolName: string, args: Record<string, unknown>): string {
+  const parts = Object.entries(args).map(([k, v]) => {
+    const s = typeof v === "string" ? v : JSON.stringify(v);
+    const flat = (s ?? "").replace(/\s+/g, " ");
+    return `${k}=${flat.length > MAX_ARG_CHARS ? `${flat.slice(0, MAX_ARG_CHARS)}…` : flat}`;
+  });
+  return `${toolName}(${parts.join(", ")})`;
+}

@@ -1,0 +1,146 @@
+/**
+ * Persisted pruning state: zod schemas are the single definition of every persisted
+ * field. Types are inferred from them and every read and write goes through them, so
+ * adding a field here is all it takes for it to survive a reload (no field lists
+ * elsewhere).
+ *
+ * Three custom entry types, each written as Pi `custom` entries (`{customType, data}`):
+ * - frontier: a full snapshot after each flush; the latest on the branch wins.
+ * - summary:  one entry per summarized batch; all of them on the branch accumulate.
+ * - stats:    a cumulative snapshot after each flush; the latest wins.
+ */
+import { z } from "zod";
+import type { BatchSummary } from "../summarize/batch.ts";
+
+export const CUSTOM_TYPE_FRONTIER = "context-keeper/frontier";
+export const CUSTOM_TYPE_SUMMARY = "context-keeper/summary";
+export const CUSTOM_TYPE_STATS = "context-keeper/stats";
+
+export const KEEPER_CUSTOM_TYPES = [CUSTOM_TYPE_FRONTIER, CUSTOM_TYPE_SUMMARY, CUSTOM_TYPE_STATS] as const;
+export type KeeperCustomType = (typeof KEEPER_CUSTOM_TYPES)[number];
+
+export const STATE_VERSION = 1;
+
+/** A closed tool chain collapsed into one synthetic user message at render. */
+export const CompressedChainSchema = z.object({
+  /** `chain:` + the batch key of the chain's first batch. */
+  chainKey: z.string(),
+  /** Timestamp of the chain's first message (a tool-use assistant); also the synthetic message's. */
+  fromTimestamp: z.number(),
+  /** Timestamp of the chain's last message (the last result before the final answer). */
+  toTimestamp: z.number(),
+  /** Occurrence key of the first tool call: locates the chain start at render. */
+  firstCallKey: z.string(),
+  /** Number of messages the chain spans at the flush; render only collapses an exact match. */
+  messageCount: z.number().int().positive(),
+  /** Occurrence keys of every tool call in the chain. */
+  memberKeys: z.array(z.string()),
+  /** Batch keys whose summaries the synthetic message carries. */
+  summaryRefs: z.array(z.string()),
+  /** The synthetic message's text, fixed at the flush so renders stay byte-stable. */
+  text: z.string(),
+});
+export type CompressedChain = z.infer<typeof CompressedChainSchema>;
+
+export const FrontierSchema = z.object({
+  version: z.literal(STATE_VERSION),
+  /** Flushes applied so far on this branch. */
+  flushSeq: z.number().int().nonnegative(),
+  /** Wall-clock ms of the last flush (0 before the first). */
+  lastFlushAt: z.number(),
+  /** Occurrence keys whose results render as stubs. */
+  stubbedKeys: z.array(z.string()),
+  /** Stubbed duplicate outputs: occurrence key -> key of the identical, summarized output. */
+  aliases: z.record(z.string(), z.string()),
+  /** Occurrence keys of failed calls whose arguments render purged. */
+  purgedErrorKeys: z.array(z.string()),
+  compressedChains: z.array(CompressedChainSchema),
+  /** Assistant messages older than this lose their thinking at render (owned by the thinking strip). */
+  thinkingStripBoundaryTimestamp: z.number().optional(),
+});
+export type Frontier = z.infer<typeof FrontierSchema>;
+
+export const BatchSummarySchema = z.object({
+  batchKey: z.string(),
+  text: z.string(),
+  source: z.enum(["model", "extractive", "raw"]),
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  cost: z.number(),
+});
+// Keep the schema and the shared type in lock-step in both directions.
+type _SummaryMatches = [z.infer<typeof BatchSummarySchema>] extends [BatchSummary]
+  ? [BatchSummary] extends [z.infer<typeof BatchSummarySchema>]
+    ? true
+    : never
+  : never;
+const _summaryMatches: _SummaryMatches = true;
+void _summaryMatches;
+
+export const SummaryRecordSchema = z.object({
+  version: z.literal(STATE_VERSION),
+  batchKey: z.string(),
+  summary: BatchSummarySchema,
+  /** Occurrence keys of the calls the summary covers (the captured calls of the batch). */
+  coveredKeys: z.array(z.string()),
+  /** Occurrence key -> content hash of its output: identical later outputs alias to it. */
+  outputHashes: z.record(z.string(), z.string()),
+  /** Flush that recorded it. */
+  flushSeq: z.number().int().nonnegative(),
+});
+export type SummaryRecord = z.infer<typeof SummaryRecordSchema>;
+
+export const StatsSchema = z.object({
+  version: z.literal(STATE_VERSION),
+  flushes: z.number().int().nonnegative(),
+  /** Flushes that changed rendered history (each costs one cache rewrite). */
+  rewritesCaused: z.number().int().nonnegative(),
+  stubbedResults: z.number().int().nonnegative(),
+  purgedErrors: z.number().int().nonnegative(),
+  compressedChains: z.number().int().nonnegative(),
+  /** chars/4 estimate of history removed from every later request. */
+  tokensSavedEstimate: z.number(),
+  summarizerInputTokens: z.number(),
+  summarizerOutputTokens: z.number(),
+  summarizerCost: z.number(),
+});
+export type Stats = z.infer<typeof StatsSchema>;
+
+/** Everything the render pipeline and the flush planner read. */
+export interface KeeperState {
+  frontier: Frontier;
+  /** batchKey -> record. */
+  summaries: Record<string, SummaryRecord>;
+  stats: Stats;
+}
+
+export function emptyFrontier(): Frontier {
+  return {
+    version: STATE_VERSION,
+    flushSeq: 0,
+    lastFlushAt: 0,
+    stubbedKeys: [],
+    aliases: {},
+    purgedErrorKeys: [],
+    compressedChains: [],
+  };
+}
+
+export function emptyStats(): Stats {
+  return {
+    version: STATE_VERSION,
+    flushes: 0,
+    rewritesCaused: 0,
+    stubbedResults: 0,
+    purgedErrors: 0,
+    compressedChains: 0,
+    tokensSavedEstimate: 0,
+    summarizerInputTokens: 0,
+    summarizerOutputTokens: 0,
+    summarizerCost: 0,
+  };
+}
+
+export function emptyState(): KeeperState {
+  return { frontier: emptyFrontier(), summaries: {}, stats: emptyStats() };
+}
