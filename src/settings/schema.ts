@@ -18,7 +18,7 @@ export const keeperSettingsSchema = z.object({
   pruning: z.object({
     enabled: z.boolean().default(true),
     /** Batches whose results total fewer characters than this are left alone. */
-    minBatchChars: nonNegativeInt.default(2000),
+    minBatchChars: nonNegativeInt.default(1200),
     /** Tool names never captured or pruned. */
     protectedTools: z.array(z.string()).default([]),
     /** Path globs never captured or pruned (matched against path arguments and bash commands). */

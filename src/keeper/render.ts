@@ -1,0 +1,36 @@
+/**
+ * The `context` handler's whole decision, as one pure function of (messages, persisted
+ * state, settings, model). No clock, no I/O. Returns the very array it was given when
+ * nothing is due.
+ */
+import { renderContext, type ThinkingStripPhase } from "../prune/pipeline.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import type { KeeperState } from "../state/schema.ts";
+import { boundaryForRender, stripOldThinking } from "../thinking/index.ts";
+import { pruneConfigFrom, thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
+
+export interface KeeperRenderInput {
+  messages: ContextMessage[];
+  state: KeeperState;
+  settings: KeeperSettings;
+  model: ModelIdentityInput | undefined;
+}
+
+export function thinkingPhaseFor(settings: KeeperSettings, model: ModelIdentityInput | undefined): ThinkingStripPhase | undefined {
+  if (!thinkingPolicyFor(settings, model).strip) return undefined;
+  const config = { enabled: true, keepLastTurns: settings.thinkingStrip.keepLastTurns };
+  return (messages, t) =>
+    stripOldThinking(messages, config, boundaryForRender({ persisted: t.boundaryTimestamp, hasFlushed: t.hasFlushed }));
+}
+
+export function keeperRender(input: KeeperRenderInput): ContextMessage[] {
+  const { messages, state, settings, model } = input;
+  if (!settings.enabled) return messages;
+  return renderContext({
+    messages,
+    state,
+    config: pruneConfigFrom(settings),
+    phases: { thinkingStrip: thinkingPhaseFor(settings, model) },
+  });
+}
