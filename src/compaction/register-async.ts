@@ -32,6 +32,12 @@ export interface RegisterAsyncCompactionOptions {
   timers?: Timers;
   now?: () => number;
   newJobId?: () => string;
+  /**
+   * Consulted by every hook, the command and the ready callback (default: always true).
+   * False makes them no-ops: no job starts, nothing is handed to Pi, no status line. A job
+   * left over from an active period is cancelled.
+   */
+  isActive?: (ctx: ExtensionContext) => boolean;
 }
 
 type Ready = Extract<JobState, { kind: "ready" }>;
@@ -61,6 +67,28 @@ export function registerAsyncCompaction(
     now: options.now,
     newJobId: options.newJobId,
   });
+
+  const isActive = options.isActive ?? (() => true);
+
+  /** Whether the hook may act; when not, stand down (cancel a leftover job, clear its status). */
+  function active(ctx: ExtensionContext): boolean {
+    let on = false;
+    try {
+      on = isActive(ctx);
+    } catch {
+      on = false;
+    }
+    if (!on) standDown();
+    return on;
+  }
+
+  function standDown(): void {
+    if (settleHandle !== undefined) timers.clearTimeout(settleHandle);
+    settleHandle = undefined;
+    compactRequestedFor = undefined;
+    autoResumeJobId = undefined;
+    if (activeJob()) c.invalidate("cancelled");
+  }
 
   const readyJob = (): Ready | undefined => (c.current.kind === "ready" ? (c.current as Ready) : undefined);
   const thinkingOf = (ctx: ExtensionContext) => ctx.thinkingLevel ?? pi.getThinkingLevel();
@@ -115,7 +143,7 @@ export function registerAsyncCompaction(
 
   function onJobReady(jobId: string): void {
     const ctx = c.lastCtx;
-    if (!ctx) return;
+    if (!ctx || !active(ctx)) return;
     if (isSafeIdle(ctx)) {
       persistReady();
       requestCompact(ctx, jobId, "idle_compact");
@@ -157,7 +185,7 @@ export function registerAsyncCompaction(
     settleHandle = timers.setTimeout(() => {
       settleHandle = undefined;
       const ready = readyJob();
-      if (!ready || ready.job.jobId !== jobId || ready.handoff) return;
+      if (!ready || ready.job.jobId !== jobId || ready.handoff || !active(ctx)) return;
       if (ctx.hasPendingMessages()) return emit({ kind: "apply", jobId, path: "idle_compact", outcome: "deferred" });
       if (ctx.isIdle()) return requestCompact(ctx, jobId, "idle_compact");
       if (attempt + 1 < settle.attempts) scheduleSettle(ctx, jobId, attempt + 1);
@@ -166,6 +194,7 @@ export function registerAsyncCompaction(
   }
 
   pi.on("turn_end", (event, ctx): TurnEndEventResult | undefined => {
+    if (!active(ctx)) return undefined;
     c.remember(ctx);
     confirmDraft(ctx);
     let supersede: InvalidationReason | undefined;
@@ -187,6 +216,7 @@ export function registerAsyncCompaction(
   });
 
   pi.on("agent_end", (_event, ctx) => {
+    if (!active(ctx)) return undefined;
     c.remember(ctx);
     confirmDraft(ctx);
     const ready = readyJob();
@@ -196,6 +226,7 @@ export function registerAsyncCompaction(
   });
 
   pi.on("session_before_compact", (event, ctx) => {
+    if (!active(ctx)) return undefined;
     c.remember(ctx);
     confirmDraft(ctx);
     const s = c.current;
@@ -220,6 +251,7 @@ export function registerAsyncCompaction(
   });
 
   pi.on("session_compact", (event, ctx) => {
+    if (!active(ctx)) return undefined;
     c.remember(ctx);
     compactRequestedFor = undefined;
     const marker = markerOf(event.compactionEntry.details);
@@ -239,7 +271,8 @@ export function registerAsyncCompaction(
     c.invalidate("sync_fallback");
   });
 
-  pi.on("session_compact_failed", (event) => {
+  pi.on("session_compact_failed", (event, ctx) => {
+    if (!active(ctx)) return;
     compactRequestedFor = undefined;
     autoResumeJobId = undefined;
     const ready = readyJob();
@@ -252,17 +285,20 @@ export function registerAsyncCompaction(
   const activeJob = () => (c.current.kind === "pending" || c.current.kind === "ready" ? c.current.job : undefined);
 
   pi.on("model_select", (event, ctx) => {
+    if (!active(ctx)) return undefined;
     c.remember(ctx);
     const job = activeJob();
     if (job && modelKeyOf(event.model) !== job.modelKey) c.invalidate("model_changed");
   });
 
-  pi.on("thinking_level_select", (event) => {
+  pi.on("thinking_level_select", (event, ctx) => {
+    if (!active(ctx)) return;
     const job = activeJob();
     if (job && event.level !== job.thinkingLevel) c.invalidate("thinking_changed");
   });
 
   pi.on("session_tree", (_event, ctx) => {
+    if (!active(ctx)) return undefined;
     c.remember(ctx);
     const job = activeJob();
     if (!job) return;
@@ -271,6 +307,7 @@ export function registerAsyncCompaction(
   });
 
   pi.on("session_start", (_event, ctx) => {
+    if (!active(ctx)) return undefined;
     c.remember(ctx);
     const job = activeJob();
     if (job && job.sessionId !== ctx.sessionManager.getSessionId()) c.invalidate("session_changed");
@@ -302,6 +339,7 @@ export function registerAsyncCompaction(
     pi.registerCommand(options.commandName ?? "async-compact-now", {
       description: "Start async compaction now (or apply a ready summary)",
       handler: async (_args, ctx) => {
+        if (!active(ctx)) return ctx.ui.notify(`${adapter.label}: disabled`, "info");
         c.remember(ctx);
         confirmDraft(ctx);
         const s = c.current;

@@ -2,7 +2,7 @@
  * Pi wiring for this package's async compaction: env config, Pi's settings and runtime
  * helpers, the default adapter. `index.ts` calls `registerKeeperCompaction(pi, options)`.
  */
-import { type ExtensionAPI, SettingsManager } from "@earendil-works/pi-coding-agent";
+import { type ExtensionAPI, type ExtensionContext, SettingsManager } from "@earendil-works/pi-coding-agent";
 import { readCompactionEnv } from "./config.ts";
 import type { CompactionController } from "./controller.ts";
 import { createDefaultAdapter } from "./default-adapter.ts";
@@ -16,6 +16,11 @@ export interface KeeperCompactionOptions {
   onLifecycleEvent?: LifecycleListener;
   /** Status-line label; default `async compaction`. */
   label?: string;
+  /**
+   * Whether the subsystem acts for this context (default: always). `index.ts` passes the
+   * keeper settings (`enabled && compaction.enabled`); false makes every hook a no-op.
+   */
+  isActive?: (ctx: ExtensionContext) => boolean;
 }
 
 export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompactionOptions = {}): CompactionController | undefined {
@@ -23,7 +28,7 @@ export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompac
   let diagnosticsShown = false;
   if (diagnostics.length > 0) {
     pi.on("session_start", (_e, ctx) => {
-      if (diagnosticsShown) return;
+      if (diagnosticsShown || (options.isActive && !options.isActive(ctx))) return;
       diagnosticsShown = true;
       for (const d of diagnostics) ctx.ui.notify(d.message, "warning");
     });
@@ -35,5 +40,6 @@ export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompac
     primitives: piCompactionPrimitives,
     getCompactionSettings: (ctx) => SettingsManager.create(ctx.cwd).getCompactionSettings(ctx.model),
     onLifecycleEvent: options.onLifecycleEvent,
+    isActive: options.isActive,
   });
 }
