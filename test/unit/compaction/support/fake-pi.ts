@@ -92,6 +92,7 @@ export interface HostOptions {
   settings?: { reserveTokens: number; keepRecentTokens: number };
   timeoutMs?: number;
   adapter?: AnyAsyncCompactionAdapter;
+  isActive?: (ctx: ExtensionContext) => boolean;
 }
 
 export class FakeHost {
@@ -133,6 +134,7 @@ export class FakeHost {
       config: { enabled: true, startRatio: 0.5, timeoutMs: opts.timeoutMs ?? 60_000 },
       onLifecycleEvent: (e) => this.events.push(e),
       timers: this.timers,
+      isActive: opts.isActive,
       newJobId: (() => {
         let n = 0;
         return () => `job-${++n}`;
