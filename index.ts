@@ -3,14 +3,21 @@
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { registerKeeperCompaction } from "./src/compaction/register.ts";
+import type { ContextMessage } from "./src/session/messages.ts";
 import { createKeeperShell } from "./src/shell/keeper-shell.ts";
 
 export default function contextKeeper(pi: ExtensionAPI): void {
   const shell = createKeeperShell(pi);
 
   pi.on("session_start", (event, ctx) => shell.onSessionStart(event, ctx));
+  pi.on("session_tree", (_event, ctx) => shell.onSessionTree(ctx));
+  pi.on("session_compact", (_event, ctx) => shell.onSessionCompact(ctx));
+  pi.on("session_shutdown", () => shell.onSessionShutdown());
+  pi.on("context", (event, ctx) => shell.onContext(event, ctx));
+  pi.on("message_end", (event, ctx) => shell.onMessageEnd(event.message as ContextMessage, ctx));
+  pi.on("turn_end", (_event, ctx) => shell.onTurnEnd(ctx));
   pi.registerCommand("keeper", {
-    description: "context-keeper: settings, status and stats (/keeper)",
+    description: "context-keeper: settings and status (/keeper), stats (/keeper stats), flush now (/keeper now)",
     handler: (args, ctx) => shell.onKeeperCommand(args, ctx),
   });
 

@@ -1,30 +1,58 @@
 /**
  * The shell: holds the extension's in-memory state for one session runtime and turns Pi
- * events into calls on the pure core. Effects (settings files, notifications) stay here.
+ * events into calls on the pure core. Effects (settings files, notifications, the status
+ * line, session writes) stay here.
  */
-import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionStartEvent } from "@earendil-works/pi-coding-agent";
+import type { ContextEvent, ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionStartEvent } from "@earendil-works/pi-coding-agent";
+import { thinkingPolicyFor } from "../keeper/config.ts";
+import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS, formatDiagnostic, type SettingsDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { formatKeeperView, type KeeperStatusSection } from "../ui/keeper-view.ts";
+import { formatStats, formatThinkingPolicy } from "../ui/pruning-view.ts";
+import { createPruningRuntime, modelIdentity } from "./pruning-runtime.ts";
 import { loadSettingsFromDisk } from "./settings-source.ts";
+
+export const STATUS_KEY = "context-keeper";
 
 export interface KeeperShell {
   onSessionStart(event: SessionStartEvent, ctx: ExtensionContext): void;
+  onSessionTree(ctx: ExtensionContext): void;
+  onSessionCompact(ctx: ExtensionContext): void;
+  onSessionShutdown(): Promise<void>;
+  onContext(event: ContextEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
+  onMessageEnd(message: ContextMessage, ctx: ExtensionContext): void;
+  onTurnEnd(ctx: ExtensionContext): void;
   onKeeperCommand(args: string, ctx: ExtensionCommandContext): Promise<void>;
   settings(): KeeperSettings;
 }
 
-function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error"): void {
+export function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error"): void {
   if (ctx.hasUI) ctx.ui.notify(text, level);
   else process.stderr.write(`${text}\n`);
 }
 
-export function createKeeperShell(_pi: ExtensionAPI): KeeperShell {
+export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
   let settings: KeeperSettings = DEFAULT_SETTINGS;
   let sources: string[] = [];
   let diagnostics: SettingsDiagnostic[] = [];
 
-  const statusSections = (): KeeperStatusSection[] => [];
+  const pruning = createPruningRuntime({
+    pi,
+    settings: () => settings,
+    status: (ctx, text) => {
+      if (settings.statusLine && ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, text);
+    },
+    notify: (ctx, text, level) => report(ctx, text, level),
+  });
+
+  const sections = (ctx: ExtensionContext): KeeperStatusSection[] => {
+    const model = modelIdentity(ctx);
+    return [
+      { title: "thinking strip", lines: formatThinkingPolicy(model ? `${model.provider}/${model.id}` : "", thinkingPolicyFor(settings, model)) },
+      { title: "pruning", lines: formatStats(pruning.state(), pruning.lastReport()) },
+    ];
+  };
 
   return {
     settings: () => settings,
@@ -34,9 +62,43 @@ export function createKeeperShell(_pi: ExtensionAPI): KeeperShell {
       sources = loaded.sources;
       diagnostics = loaded.diagnostics;
       if (diagnostics.length) report(ctx, diagnostics.map(formatDiagnostic).join("\n"), "warning");
+      if (settings.enabled) pruning.restore(ctx);
     },
-    async onKeeperCommand(_args, ctx) {
-      report(ctx, formatKeeperView({ settings, sources, diagnostics, sections: statusSections() }), "info");
+    onSessionTree(ctx) {
+      if (settings.enabled) pruning.restore(ctx);
+    },
+    onSessionCompact(ctx) {
+      if (settings.enabled) pruning.afterCompaction(ctx);
+    },
+    onSessionShutdown: () => pruning.shutdown(),
+    onContext: (event, ctx) => pruning.render(event, ctx),
+    onMessageEnd(message, ctx) {
+      if (settings.enabled) pruning.onAssistantMessageEnd(message, ctx);
+    },
+    onTurnEnd(ctx) {
+      if (settings.enabled) pruning.onTurnEnd(ctx);
+    },
+    async onKeeperCommand(args, ctx) {
+      const sub = args.trim().split(/\s+/)[0] ?? "";
+      if (sub === "stats") {
+        report(ctx, formatStats(pruning.state(), pruning.lastReport()).join("\n"), "info");
+        return;
+      }
+      if (sub === "now") {
+        if (!settings.enabled || !settings.pruning.enabled) {
+          report(ctx, "context-keeper: pruning is disabled in settings; nothing to flush", "info");
+          return;
+        }
+        report(ctx, "context-keeper: flushing now…", "info");
+        const done = await pruning.flushNow(ctx);
+        report(ctx, done ? formatStats(pruning.state(), done).join("\n") : "context-keeper: nothing flushed", "info");
+        return;
+      }
+      if (sub !== "") {
+        report(ctx, `context-keeper: unknown subcommand "${sub}". Use /keeper, /keeper stats or /keeper now.`, "warning");
+        return;
+      }
+      report(ctx, formatKeeperView({ settings, sources, diagnostics, sections: sections(ctx) }), "info");
     },
   };
 }

@@ -1,0 +1,187 @@
+/**
+ * Edge: pruning for one session runtime. Holds the persisted state in memory, renders
+ * through the pure core on every request, and runs flushes (capture → summarize → plan →
+ * persist) in the background so nobody waits for a summary. A finished flush takes effect
+ * at the next request; between flushes renders are byte-stable.
+ */
+import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { FlushDecision } from "../flush/plan.ts";
+import { budgetTriggerFires, captureForFlush, planKeeperFlush } from "../keeper/flush.ts";
+import { keeperRender } from "../keeper/render.ts";
+import { liveOccurrenceKeys } from "../prune/occurrence.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
+import { restoreState } from "../state/entries.ts";
+import { emptyState, type KeeperState } from "../state/schema.ts";
+import type { BatchSummary } from "../summarize/batch.ts";
+import { summarizeForFlush } from "./summarize-effect.ts";
+
+export type FlushTrigger = "request-end" | "budget" | "manual";
+
+export interface FlushReport {
+  trigger: FlushTrigger;
+  batches: number;
+  decisions: FlushDecision[];
+  persistedEntries: number;
+  durationMs: number;
+}
+
+export interface PruningRuntimeDeps {
+  pi: ExtensionAPI;
+  settings: () => KeeperSettings;
+  /** Status line text (already gated on settings by the caller). */
+  status: (ctx: ExtensionContext, text: string | undefined) => void;
+  notify: (ctx: ExtensionContext, text: string, level: "info" | "warning") => void;
+  now?: () => number;
+}
+
+export interface PruningRuntime {
+  restore(ctx: ExtensionContext): void;
+  afterCompaction(ctx: ExtensionContext): void;
+  render(event: ContextEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
+  onAssistantMessageEnd(message: ContextMessage, ctx: ExtensionContext): void;
+  onTurnEnd(ctx: ExtensionContext): void;
+  flushNow(ctx: ExtensionContext): Promise<FlushReport | undefined>;
+  /** Let an in-flight flush finish (its summarizer is aborted first, so it falls back fast). */
+  shutdown(): Promise<void>;
+  state(): KeeperState;
+  lastReport(): FlushReport | undefined;
+  diagnostics(): string[];
+  busy(): boolean;
+}
+
+export function modelIdentity(ctx: ExtensionContext): { provider: string; id: string; api: string } | undefined {
+  const m = ctx.model;
+  return m ? { provider: m.provider, id: m.id, api: m.api } : undefined;
+}
+
+/** Messages Pi would put in context now: the active branch, compactions and edits applied. */
+export function contextMessagesOf(ctx: ExtensionContext): ContextMessage[] {
+  return ctx.sessionManager.buildSessionProjection().messages as ContextMessage[];
+}
+
+export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
+  const now = deps.now ?? (() => Date.now());
+  let state: KeeperState = emptyState();
+  let diagnostics: string[] = [];
+  let report: FlushReport | undefined;
+  let inFlight: Promise<FlushReport | undefined> | undefined;
+  let abort: AbortController | undefined;
+  let tokensAtLastFlush = 0;
+  /** A trigger that arrived while a flush ran: it runs right after, with its closing message. */
+  let queued: { trigger: FlushTrigger; ctx: ExtensionContext; closingMessage?: ContextMessage } | undefined;
+  const summaryCache = new Map<string, BatchSummary>();
+  const notices = new Set<string>();
+
+  const active = () => deps.settings().enabled && deps.settings().pruning.enabled;
+
+  async function runFlush(trigger: FlushTrigger, ctx: ExtensionContext, closingMessage?: ContextMessage): Promise<FlushReport> {
+    const started = now();
+    const settings = deps.settings();
+    const model = modelIdentity(ctx);
+    const branchMessages = contextMessagesOf(ctx);
+    // A queued flush may run after Pi persisted its closing message: never count it twice.
+    const closingTs = (closingMessage as { timestamp?: number } | undefined)?.timestamp;
+    const persisted = closingMessage !== undefined && branchMessages.some((m) => m.role === "assistant" && (m as { timestamp?: number }).timestamp === closingTs);
+    const inputs = { state, branchMessages, closingMessage: persisted ? undefined : closingMessage, settings, model };
+    const capture = captureForFlush(inputs);
+    abort = new AbortController();
+    const summaries = await summarizeForFlush({
+      ctx,
+      settings,
+      batches: capture.batches,
+      cache: summaryCache,
+      signal: abort.signal,
+      onProgress: (p) => deps.status(ctx, `keeper: ${p.label}`),
+      onNotice: (text) => {
+        if (notices.has(text)) return;
+        notices.add(text);
+        deps.notify(ctx, text, "warning");
+      },
+    });
+    abort = undefined;
+    // Plan against the state as it is now (a flush never overlaps another one).
+    const plan = planKeeperFlush({ ...inputs, state, summaries, now: now() });
+    for (const entry of plan.entriesToPersist) deps.pi.appendEntry(entry.customType, entry.data);
+    state = plan.nextState;
+    const usage = ctx.getContextUsage();
+    if (usage?.tokens != null) tokensAtLastFlush = usage.tokens;
+    const done: FlushReport = {
+      trigger,
+      batches: capture.batches.length,
+      decisions: plan.decisions,
+      persistedEntries: plan.entriesToPersist.length,
+      durationMs: now() - started,
+    };
+    report = done;
+    const saved = state.stats.tokensSavedEstimate;
+    deps.status(ctx, saved > 0 ? `keeper: ~${Math.round(saved / 1000)}k tokens saved · ${state.stats.flushes} flushes` : undefined);
+    return done;
+  }
+
+  function startFlush(trigger: FlushTrigger, ctx: ExtensionContext, closingMessage?: ContextMessage): Promise<FlushReport | undefined> {
+    if (!active()) return Promise.resolve(undefined);
+    if (inFlight) {
+      queued = { trigger, ctx, closingMessage };
+      return inFlight;
+    }
+    const run = runFlush(trigger, ctx, closingMessage)
+      .catch((error: unknown) => {
+        deps.notify(ctx, `context-keeper: flush failed (${error instanceof Error ? error.message : String(error)}); history left as it was`, "warning");
+        return undefined;
+      })
+      .finally(() => {
+        inFlight = undefined;
+        const next = queued;
+        queued = undefined;
+        if (next) void startFlush(next.trigger, next.ctx, next.closingMessage);
+      });
+    inFlight = run;
+    return run;
+  }
+
+  return {
+    restore(ctx) {
+      const restored = restoreState(ctx.sessionManager.getBranch() as unknown[]);
+      diagnostics = restored.diagnostics;
+      state = dropStateOutsideContext(restored.state, liveOccurrenceKeys(contextMessagesOf(ctx)));
+      tokensAtLastFlush = ctx.getContextUsage()?.tokens ?? 0;
+      if (diagnostics.length) deps.notify(ctx, `context-keeper: skipped ${diagnostics.length} unreadable state entr${diagnostics.length === 1 ? "y" : "ies"}: ${diagnostics[0]}`, "warning");
+    },
+    afterCompaction(ctx) {
+      state = dropStateOutsideContext(state, liveOccurrenceKeys(contextMessagesOf(ctx)));
+      tokensAtLastFlush = 0;
+    },
+    render(event, ctx) {
+      if (!deps.settings().enabled) return undefined;
+      const out = keeperRender({ messages: event.messages as ContextMessage[], state, settings: deps.settings(), model: modelIdentity(ctx) });
+      return out === event.messages ? undefined : { messages: out };
+    },
+    onAssistantMessageEnd(message, ctx) {
+      const m = message as { role?: string; stopReason?: string; content?: Array<{ type: string }> };
+      if (m.role !== "assistant" || m.stopReason !== "stop") return;
+      if ((m.content ?? []).some((b) => b.type === "toolCall")) return;
+      void startFlush("request-end", ctx, message);
+    },
+    onTurnEnd(ctx) {
+      const usage = ctx.getContextUsage();
+      if (usage?.tokens == null || !usage.contextWindow) return;
+      if (budgetTriggerFires({ settings: deps.settings(), contextTokens: usage.tokens, tokensAtLastFlush, contextWindow: usage.contextWindow })) {
+        void startFlush("budget", ctx);
+      }
+    },
+    async flushNow(ctx) {
+      if (inFlight) await inFlight;
+      return startFlush("manual", ctx);
+    },
+    async shutdown() {
+      abort?.abort();
+      if (inFlight) await inFlight;
+    },
+    state: () => state,
+    lastReport: () => report,
+    diagnostics: () => diagnostics,
+    busy: () => inFlight !== undefined,
+  };
+}
