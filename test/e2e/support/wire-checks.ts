@@ -1,0 +1,42 @@
+/** Shared checks for wire-level e2e tests: busts, flush points, sizes. */
+import { analyzeRun, type RequestAnalysis } from "../../../src/cache/analyzer.ts";
+import type { TimedRequest, WireRequestBody } from "../../../src/cache/wire-types.ts";
+import type { RecordedRequest } from "../../support/fake-anthropic/index.ts";
+
+export function analyze(requests: RecordedRequest[]): RequestAnalysis[] {
+  const timed: TimedRequest[] = requests.map((r) => ({ body: r.body as unknown as WireRequestBody, timestamp: r.arrivedAtMs }));
+  return analyzeRun(timed);
+}
+
+export function bustIndices(analyses: RequestAnalysis[]): number[] {
+  return analyses.flatMap((a, i) => (a.bust ? [i] : []));
+}
+
+/** Arrival times (ms) of session entries of one custom type. */
+export function customEntryTimes(entries: Array<Record<string, unknown>>, customType: string): number[] {
+  return entries
+    .filter((e) => e.type === "custom" && e.customType === customType)
+    .map((e) => Date.parse(String(e.timestamp)));
+}
+
+/**
+ * Requests that are the first after at least one flush was persisted (a frontier entry
+ * written after the previous request arrived and before this one).
+ */
+export function firstRequestsAfterFlush(requests: RecordedRequest[], flushTimes: number[]): Set<number> {
+  const out = new Set<number>();
+  for (let i = 1; i < requests.length; i++) {
+    const from = requests[i - 1]!.arrivedAtMs;
+    const to = requests[i]!.arrivedAtMs;
+    if (flushTimes.some((t) => t >= from && t <= to)) out.add(i);
+  }
+  return out;
+}
+
+export function messagesChars(r: RecordedRequest): number {
+  return JSON.stringify(r.body.messages).length;
+}
+
+export function withoutCacheControl<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value, (k, v) => (k === "cache_control" ? undefined : v))) as T;
+}
