@@ -1,0 +1,148 @@
+/**
+ * `keeper_recall`: give the model back a pruned tool output, verbatim, page by page.
+ * `executeRecall` is the whole behaviour over plain data; the tool definition only wires
+ * Pi's execute signature to it.
+ */
+import type { ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import type { Static } from "typebox";
+import type { ContextMessage } from "../session/messages.ts";
+import { DEFAULT_PAGE_CHARS, pageOf } from "./paging.ts";
+import { type ReadSpill, resolveOriginal } from "./original-source.ts";
+import type { RecallEntry, RecallIndex } from "./recall-index.ts";
+import { lookupRecall } from "./recall-lookup.ts";
+
+export const RECALL_TOOL_NAME = "keeper_recall";
+
+export const recallParameters = Type.Object({
+  ref: Type.Optional(Type.String({ description: "The ref shown in a pruned-output stub (e.g. toolu_01…@1763681634000#0)." })),
+  toolCallId: Type.Optional(Type.String({ description: "Provider tool-call id, when no ref is at hand." })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Character offset to start from (default 0). Use the next offset a previous page gave." })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: `Characters per page (default ${DEFAULT_PAGE_CHARS}).` })),
+});
+
+export type RecallParams = Static<typeof recallParameters>;
+
+export type RecallStatus = "ok" | "unknown" | "ambiguous" | "unavailable" | "invalid";
+
+export interface RecallDetails {
+  status: RecallStatus;
+  ref?: string;
+  toolCallId?: string;
+  toolName?: string;
+  source?: "session" | "spill";
+  start?: number;
+  end?: number;
+  totalChars?: number;
+  startByte?: number;
+  endByte?: number;
+  totalBytes?: number;
+  nextOffset?: number;
+  /** Where the verbatim page begins inside `text` (after the header line). */
+  bodyStart?: number;
+  /** Refs offered to the model (ambiguous id, near matches). */
+  candidates?: string[];
+}
+
+export interface RecallResult {
+  text: string;
+  details: RecallDetails;
+  isError: boolean;
+}
+
+function describeEntry(e: RecallEntry): string {
+  return `- ref ${e.occurrenceKey} · ${e.toolName}${e.isError ? " (error)" : ""} · ${new Date(e.timestamp).toISOString()} · ${e.bytes} bytes`;
+}
+
+function failure(status: RecallStatus, text: string, extra: Partial<RecallDetails> = {}): RecallResult {
+  return { text, details: { status, ...extra }, isError: true };
+}
+
+export async function executeRecall(options: {
+  params: RecallParams;
+  store: RecallIndex;
+  branchMessages: readonly ContextMessage[];
+  readSpill?: ReadSpill;
+}): Promise<RecallResult> {
+  const { params, store } = options;
+  const lookup = lookupRecall(store, { ref: params.ref, toolCallId: params.toolCallId });
+  if (lookup.kind === "invalid") return failure("invalid", lookup.message);
+  if (lookup.kind === "ambiguous") {
+    const refs = lookup.entries.map((e) => e.occurrenceKey);
+    const text = [
+      `Tool call id "${lookup.toolCallId}" occurs ${lookup.entries.length} times in this session (providers can reuse ids). Call ${RECALL_TOOL_NAME} again with one of these refs (newest first):`,
+      ...lookup.entries.map(describeEntry),
+    ].join("\n");
+    return failure("ambiguous", text, { toolCallId: lookup.toolCallId, candidates: refs });
+  }
+  if (lookup.kind === "unknown") {
+    const total = Object.keys(store.entries).length;
+    const lines = [`No pruned output has ref or tool-call id "${lookup.query}".`];
+    if (lookup.nearMatches.length > 0) lines.push("Near matches:", ...lookup.nearMatches.map(describeEntry));
+    else lines.push(`No near matches among the ${total} pruned output(s) of this session.`);
+    return failure("unknown", lines.join("\n"), { candidates: lookup.nearMatches.map((e) => e.occurrenceKey) });
+  }
+
+  const entry = lookup.entry;
+  const base = { ref: entry.occurrenceKey, toolCallId: entry.toolCallId, toolName: entry.toolName };
+  const original = await resolveOriginal({ entry, branchMessages: options.branchMessages, readSpill: options.readSpill });
+  if (!original.ok) {
+    const preview = entry.preview !== undefined ? `\nPreview of its start:\n${entry.preview}` : "";
+    return failure("unavailable", `Cannot recover ${entry.occurrenceKey}: ${original.reason}${preview}`, base);
+  }
+
+  const offset = params.offset ?? 0;
+  if (offset > 0 && offset >= original.text.length) {
+    return failure("invalid", `Offset ${offset} is past the end of ${entry.occurrenceKey} (${original.text.length} characters).`, base);
+  }
+  const page = pageOf(original.text, offset, params.limit ?? DEFAULT_PAGE_CHARS);
+  const more = page.nextOffset !== undefined ? `next offset ${page.nextOffset}` : "end of output";
+  const header =
+    `[${RECALL_TOOL_NAME} ref=${entry.occurrenceKey} tool=${entry.toolName}] ` +
+    `chars ${page.start}-${page.end} of ${page.totalChars} (bytes ${page.startByte}-${page.endByte} of ${page.totalBytes}), ${more}`;
+  return {
+    text: `${header}\n${page.text}`,
+    details: {
+      status: "ok",
+      ...base,
+      source: original.from,
+      start: page.start,
+      end: page.end,
+      totalChars: page.totalChars,
+      startByte: page.startByte,
+      endByte: page.endByte,
+      totalBytes: page.totalBytes,
+      nextOffset: page.nextOffset,
+      bodyStart: header.length + 1,
+    },
+    isError: false,
+  };
+}
+
+export interface RecallToolDeps {
+  getStore: (ctx: ExtensionContext) => RecallIndex;
+  /** Raw messages of the current branch, e.g. `ctx.sessionManager.getBranch()` message entries. */
+  getBranchMessages: (ctx: ExtensionContext) => readonly ContextMessage[];
+  readSpill?: ReadSpill;
+}
+
+export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition<typeof recallParameters, RecallDetails> {
+  return {
+    name: RECALL_TOOL_NAME,
+    label: "Recall pruned output",
+    description:
+      "Return the original, verbatim output of an earlier tool call whose result was pruned from context (shown as a short stub with a ref). " +
+      `Pass the stub's ref. Long outputs come in pages of ${DEFAULT_PAGE_CHARS} characters: call again with the given next offset.`,
+    promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result by its ref`,
+    parameters: recallParameters,
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const result = await executeRecall({
+        params,
+        store: deps.getStore(ctx),
+        branchMessages: deps.getBranchMessages(ctx),
+        readSpill: deps.readSpill,
+      });
+      return { content: [{ type: "text", text: result.text }], details: result.details, isError: result.isError };
+    },
+  };
+}

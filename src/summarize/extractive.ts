@@ -1,0 +1,141 @@
+/**
+ * The deterministic summary of a tool batch: no model, no clock, same input → same text.
+ * Used on its own, and as the fallback whenever the model summary fails.
+ *
+ * Per call it keeps the tool name, the arguments (commands and paths whole, other long
+ * values cut with an ellipsis), the exit status, the error lines, the first and last lines
+ * of the output, line and byte counts, and the file paths the output mentions.
+ */
+import type { BatchSummary, CapturedCall, ToolBatch } from "./batch.ts";
+import {
+  type CallFacts,
+  type ExitStatus,
+  extractCallFacts,
+  isCommandKey,
+  isPathKey,
+  looksLikePathValue,
+} from "./output-facts.ts";
+import { splitLines, truncateWithEllipsis } from "./text-measure.ts";
+
+export interface ExtractiveOptions {
+  /** Non-path, non-command argument values longer than this are cut. Default 160. */
+  maxArgChars?: number;
+  /** Lines shown from each end of the output. Default 3. */
+  edgeLines?: number;
+  /** Each shown output line is cut to this. Default 240. */
+  maxEdgeLineChars?: number;
+  /** Error lines listed per call. Default 20. */
+  maxErrorLines?: number;
+  /** Output paths listed per call. Default 40. */
+  maxPaths?: number;
+}
+
+const DEFAULTS: Required<ExtractiveOptions> = {
+  maxArgChars: 160,
+  edgeLines: 3,
+  maxEdgeLineChars: 240,
+  maxErrorLines: 20,
+  maxPaths: 40,
+};
+
+export function formatArgument(key: string, value: unknown, maxArgChars: number): string {
+  if (typeof value === "string") {
+    const whole = isCommandKey(key) || isPathKey(key) || looksLikePathValue(value);
+    return `${key}: ${whole ? value : truncateWithEllipsis(value, maxArgChars)}`;
+  }
+  if (isPathKey(key) && Array.isArray(value) && value.every((v) => typeof v === "string")) {
+    return `${key}: ${value.join(", ")}`;
+  }
+  const json = JSON.stringify(value) ?? String(value);
+  return `${key}: ${truncateWithEllipsis(json, maxArgChars)}`;
+}
+
+export function describeStatus(status: ExitStatus | undefined, isError: boolean): string {
+  if (status === undefined) return isError ? "error" : "ok";
+  switch (status.kind) {
+    case "exit":
+      return `exit code ${status.code}`;
+    case "timeout":
+      return status.code === undefined
+        ? `timed out after ${status.seconds} s`
+        : `timed out after ${status.seconds} s (shell exited with code ${status.code})`;
+    case "aborted":
+      return "aborted";
+    case "no-exit-code":
+      return "terminated without an exit code";
+  }
+}
+
+/** Output lines without the trailing status line Pi appends and the blank lines around it. */
+function contentLines(text: string, status: ExitStatus | undefined): string[] {
+  const lines = splitLines(text);
+  let end = lines.length;
+  while (end > 0 && lines[end - 1].trim() === "") end--;
+  if (status !== undefined && end > 0) end--;
+  while (end > 0 && lines[end - 1].trim() === "") end--;
+  return lines.slice(0, end);
+}
+
+function formatCall(call: CapturedCall, position: number, facts: CallFacts, o: Required<ExtractiveOptions>): string {
+  const out: string[] = [`[${position}] ${call.toolName}`];
+  for (const [key, value] of Object.entries(call.arguments ?? {})) out.push(`  ${formatArgument(key, value, o.maxArgChars)}`);
+
+  const statusCode = facts.status?.kind === "exit" || facts.status?.kind === "timeout" ? facts.status.code : undefined;
+  const otherCodes = facts.exitFacts.flatMap((f) => (f.kind === "code" && f.code !== statusCode ? [f.code] : []));
+  const status = describeStatus(facts.status, call.isError);
+  out.push(`  status: ${status} · ${facts.lineCount} lines · ${facts.byteCount} bytes`);
+  if (otherCodes.length > 0) out.push(`  exit codes mentioned: ${otherCodes.map((c) => `exit code ${c}`).join(", ")}`);
+
+  const lines = contentLines(call.resultText, facts.status);
+  const cut = (l: string) => `    ${truncateWithEllipsis(l, o.maxEdgeLineChars)}`;
+  if (lines.length <= 2 * o.edgeLines) {
+    if (lines.length > 0) out.push("  output:", ...lines.map(cut));
+  } else {
+    out.push("  first lines:", ...lines.slice(0, o.edgeLines).map(cut));
+    const omitted = lines.length - 2 * o.edgeLines;
+    out.push(`  … ${omitted} line${omitted === 1 ? "" : "s"} omitted …`);
+    out.push("  last lines:", ...lines.slice(-o.edgeLines).map(cut));
+  }
+
+  const soFar = () => out.join("\n");
+  const errors = facts.errorLines.filter((l) => !soFar().includes(l));
+  if (errors.length > 0) {
+    const shown = errors.slice(0, o.maxErrorLines);
+    const more = errors.length - shown.length;
+    out.push(`  error lines (${errors.length}${more > 0 ? `, ${more} not shown` : ""}):`, ...shown.map((l) => `    ${l}`));
+  }
+
+  const text = soFar();
+  const paths = facts.outputPaths.filter((p) => !text.includes(p));
+  if (paths.length > 0) {
+    const shown = paths.slice(0, o.maxPaths);
+    const more = paths.length - shown.length;
+    out.push(`  paths (${paths.length}${more > 0 ? `, ${more} not shown` : ""}): ${shown.join(", ")}`);
+  }
+  return out.join("\n");
+}
+
+/** The extractive summary text of a batch (always produced, even when longer than raw). */
+export function extractiveSummaryText(batch: ToolBatch, options: ExtractiveOptions = {}): string {
+  const o = { ...DEFAULTS, ...options };
+  return batch.calls.map((call, i) => formatCall(call, i + 1, extractCallFacts(call), o)).join("\n");
+}
+
+/** Characters of all result texts in the batch: what a stub would replace. */
+export function rawLength(batch: ToolBatch): number {
+  return batch.calls.reduce((n, c) => n + c.resultText.length, 0);
+}
+
+/**
+ * A summary unless it is not shorter than the outputs it replaces; then `source: "raw"`
+ * with empty text (the outputs stay as they are). Usage stays: a model call was still paid.
+ */
+export function keepRawWhenLonger(batch: ToolBatch, summary: BatchSummary): BatchSummary {
+  if (summary.text.length < rawLength(batch)) return summary;
+  return { ...summary, text: "", source: "raw" };
+}
+
+export function summarizeExtractively(batch: ToolBatch, options: ExtractiveOptions = {}): BatchSummary {
+  const text = extractiveSummaryText(batch, options);
+  return keepRawWhenLonger(batch, { batchKey: batch.batchKey, text, source: "extractive", inputTokens: 0, outputTokens: 0, cost: 0 });
+}
