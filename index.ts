@@ -16,6 +16,7 @@ export default function contextKeeper(pi: ExtensionAPI): void {
   pi.on("context", (event, ctx) => shell.onContext(event, ctx));
   pi.on("message_end", (event, ctx) => shell.onMessageEnd(event.message as ContextMessage, ctx));
   pi.on("turn_end", (_event, ctx) => shell.onTurnEnd(ctx));
+  pi.registerTool({ ...shell.recallTool(), defaultActive: false });
   pi.registerCommand("keeper", {
     description: "context-keeper: settings and status (/keeper), stats (/keeper stats), flush now (/keeper now)",
     handler: (args, ctx) => shell.onKeeperCommand(args, ctx),

@@ -11,6 +11,8 @@ import type { KeeperSettings } from "../settings/schema.ts";
 import { formatKeeperView, type KeeperStatusSection } from "../ui/keeper-view.ts";
 import { formatStats, formatThinkingPolicy } from "../ui/pruning-view.ts";
 import { createPruningRuntime, modelIdentity } from "./pruning-runtime.ts";
+import { createRecallToolDefinition, RECALL_TOOL_NAME } from "../recall/tool.ts";
+import { readSpillFile } from "./spill-files.ts";
 import { loadSettingsFromDisk } from "./settings-source.ts";
 
 export const STATUS_KEY = "context-keeper";
@@ -25,6 +27,15 @@ export interface KeeperShell {
   onTurnEnd(ctx: ExtensionContext): void;
   onKeeperCommand(args: string, ctx: ExtensionCommandContext): Promise<void>;
   settings(): KeeperSettings;
+  /** The `keeper_recall` tool, registered inactive; activated at session start when enabled. */
+  recallTool(): ReturnType<typeof createRecallToolDefinition>;
+}
+
+/** Raw messages of the current branch (pre-compaction ones included): where originals live. */
+function rawBranchMessages(ctx: ExtensionContext): ContextMessage[] {
+  const out: ContextMessage[] = [];
+  for (const entry of ctx.sessionManager.getBranch()) if (entry.type === "message") out.push(entry.message as ContextMessage);
+  return out;
 }
 
 export function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error"): void {
@@ -62,8 +73,18 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
       sources = loaded.sources;
       diagnostics = loaded.diagnostics;
       if (diagnostics.length) report(ctx, diagnostics.map(formatDiagnostic).join("\n"), "warning");
-      if (settings.enabled) pruning.restore(ctx);
+      if (settings.enabled) {
+        pruning.restore(ctx);
+        const active = pi.getActiveTools();
+        if (!active.includes(RECALL_TOOL_NAME)) pi.setActiveTools([...active, RECALL_TOOL_NAME]);
+      }
     },
+    recallTool: () =>
+      createRecallToolDefinition({
+        getStore: () => pruning.recallIndex(),
+        getBranchMessages: rawBranchMessages,
+        readSpill: readSpillFile,
+      }),
     onSessionTree(ctx) {
       if (settings.enabled) pruning.restore(ctx);
     },

@@ -15,7 +15,10 @@ import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
 import { restoreState } from "../state/entries.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
+import { CUSTOM_TYPE_RECALL, recallDelta, restoreRecallIndex } from "../recall/recall-entries.ts";
+import { emptyRecallIndex, recordOriginals, writeSpills, type RecallIndex } from "../recall/recall-index.ts";
 import { summarizeForFlush } from "./summarize-effect.ts";
+import { spillPathFor, writeSpillFile } from "./spill-files.ts";
 
 export type FlushTrigger = "request-end" | "budget" | "manual";
 
@@ -46,6 +49,7 @@ export interface PruningRuntime {
   /** Let an in-flight flush finish (its summarizer is aborted first, so it falls back fast). */
   shutdown(): Promise<void>;
   state(): KeeperState;
+  recallIndex(): RecallIndex;
   lastReport(): FlushReport | undefined;
   diagnostics(): string[];
   busy(): boolean;
@@ -64,6 +68,7 @@ export function contextMessagesOf(ctx: ExtensionContext): ContextMessage[] {
 export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
   const now = deps.now ?? (() => Date.now());
   let state: KeeperState = emptyState();
+  let recall: RecallIndex = emptyRecallIndex();
   let diagnostics: string[] = [];
   let report: FlushReport | undefined;
   let inFlight: Promise<FlushReport | undefined> | undefined;
@@ -101,6 +106,16 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
       },
     });
     abort = undefined;
+    // Originals are indexed (and huge ones spilled beside the session) before any stub can point at them.
+    const sessionFile = ctx.sessionManager.getSessionFile();
+    const recorded = recordOriginals(recall, {
+      calls: capture.batches.flatMap((b) => b.calls),
+      spill: sessionFile ? { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } : undefined,
+    });
+    await writeSpills(recorded.spills, writeSpillFile);
+    const recallAdded = recallDelta(recall, recorded.index);
+    if (recallAdded) deps.pi.appendEntry(CUSTOM_TYPE_RECALL, recallAdded);
+    recall = recorded.index;
     // Plan against the state as it is now (a flush never overlaps another one).
     const plan = planKeeperFlush({ ...inputs, state, summaries, now: now() });
     for (const entry of plan.entriesToPersist) deps.pi.appendEntry(entry.customType, entry.data);
@@ -143,8 +158,11 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
 
   return {
     restore(ctx) {
-      const restored = restoreState(ctx.sessionManager.getBranch() as unknown[]);
-      diagnostics = restored.diagnostics;
+      const branch = ctx.sessionManager.getBranch() as unknown[];
+      const restored = restoreState(branch);
+      const restoredRecall = restoreRecallIndex(branch);
+      recall = restoredRecall.index;
+      diagnostics = [...restored.diagnostics, ...restoredRecall.diagnostics];
       state = dropStateOutsideContext(restored.state, liveOccurrenceKeys(contextMessagesOf(ctx)));
       tokensAtLastFlush = ctx.getContextUsage()?.tokens ?? 0;
       if (diagnostics.length) deps.notify(ctx, `context-keeper: skipped ${diagnostics.length} unreadable state entr${diagnostics.length === 1 ? "y" : "ies"}: ${diagnostics[0]}`, "warning");
@@ -180,6 +198,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
       if (inFlight) await inFlight;
     },
     state: () => state,
+    recallIndex: () => recall,
     lastReport: () => report,
     diagnostics: () => diagnostics,
     busy: () => inFlight !== undefined,

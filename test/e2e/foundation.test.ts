@@ -10,8 +10,11 @@ import { generateScenario } from "../support/scenario.ts";
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
 
-/** Everything in a request except the tools list, byte for byte. */
-const withoutTools = (r: RecordedRequest) => JSON.stringify({ ...r.body, tools: undefined });
+/**
+ * Everything in a request except what the extension deliberately adds from the first
+ * request on: its tool (in the tool list) and that tool's one-line entry in the system prompt.
+ */
+const withoutDeliberateAdditions = (r: RecordedRequest) => JSON.stringify({ ...r.body, tools: undefined, system: undefined });
 
 describe("the extension on the wire", () => {
   // A short session is enough: the properties are per request.
@@ -37,14 +40,16 @@ describe("the extension on the wire", () => {
     expect(bare.mainRequests.length).toBe(scenario.stats.mainRequests);
     expect(disabled.requests.map((r) => r.raw)).toEqual(bare.requests.map((r) => r.raw));
 
-    // Enabled: the same requests in number; anything beyond the tool list is the pruning's
-    // deliberate work (covered by the pruning suite), and the tool list never changes.
+    // Enabled: the same requests in number; the tool list and system prompt carry the recall
+    // tool from the first request on and never change within the session.
     expect(enabled.mainRequests.length).toBe(bare.mainRequests.length);
     expect(enabled.requests.filter((r) => r.status !== 200).length).toBe(0);
-    const toolLists = new Set(enabled.mainRequests.map((r) => JSON.stringify(r.body.tools)));
-    expect(toolLists.size).toBe(1);
-    // The very first request (nothing to prune yet) equals bare pi's apart from the tool list.
-    expect(withoutTools(enabled.mainRequests[0]!)).toBe(withoutTools(bare.mainRequests[0]!));
+    const heads = new Set(enabled.mainRequests.map((r) => JSON.stringify([r.body.tools, r.body.system])));
+    expect(heads.size).toBe(1);
+    const toolNames = (r: RecordedRequest) => (r.body.tools ?? []).map((t) => (t as { name: string }).name);
+    expect(toolNames(enabled.mainRequests[0]!)).toEqual([...toolNames(bare.mainRequests[0]!), "keeper_recall"]);
+    // The very first request (nothing to prune yet) equals bare pi's apart from those additions.
+    expect(withoutDeliberateAdditions(enabled.mainRequests[0]!)).toBe(withoutDeliberateAdditions(bare.mainRequests[0]!));
   }, 120_000);
 
   test("a bad settings value gives one notification naming key and value, and pi keeps running", async () => {
