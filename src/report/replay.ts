@@ -37,11 +37,28 @@ export interface UnknownPromptSize {
  */
 export const DEFAULT_UNKNOWN_PROMPT: UnknownPromptSize = { toolsTokens: 600, systemTokens: 965 };
 
+/** What the render-arm hook learns about the request it transforms (from the recording). */
+export interface ReplayRequestInfo {
+  /** Recorded timestamp of the assistant message the request produced (ms). */
+  timestamp: number;
+  provider: string;
+  api: string;
+  /** Model id of the request. */
+  model: string;
+  /** Source line of the assistant entry. */
+  line: number;
+}
+
 export interface ReplayOptions {
   file: string;
   /** File content; read from `file` when absent. */
   text?: string;
-  transformContext?: (messages: AgentMessage[], requestIndex: number) => AgentMessage[];
+  transformContext?: (messages: AgentMessage[], requestIndex: number, info: ReplayRequestInfo) => AgentMessage[];
+  /**
+   * Also analyze the run with TTL expiry as the only invalidation (default true). When false,
+   * the `*TtlOnly` fields repeat the main analysis (saves one analyzer pass per arm).
+   */
+  ttlOnlyAnalysis?: boolean;
   estimator?: Partial<CharRatioEstimatorOptions>;
   unknownPrompt?: UnknownPromptSize;
   cacheRetention?: "short" | "long";
@@ -132,7 +149,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     const index = requests.length;
     let context = point.context;
     try {
-      if (options.transformContext) context = options.transformContext(context, index);
+      if (options.transformContext) context = options.transformContext(context, index, { timestamp: a.timestamp, provider: a.provider, api: a.api, model: a.model, line: point.line });
       const body = serializeForAnthropic(toLlmMessages(context), {
         model: { provider: a.provider, api: a.api, id: a.model },
         cacheRetention: options.cacheRetention ?? "short",
@@ -171,7 +188,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     memo: createAnalyzerMemo(),
   };
   const analysis = analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(externalInvalidations) });
-  const analysisTtlOnly = analyzeRun(timed, analyzerOptions);
+  const analysisTtlOnly = options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, analyzerOptions);
   const recorded = requests.map((r) => r.recorded);
   const withInvalidations = calibrate(analysis, recorded);
   const ttlOnly = calibrate(analysisTtlOnly, recorded);

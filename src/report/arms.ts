@@ -1,0 +1,105 @@
+/**
+ * Arms of a replay: the same recorded session sent through different context transforms.
+ * `bare` is Pi as recorded; `keeper` is this extension with default settings; every other
+ * arm is the defaults with one settings change, so its difference to `keeper` is that
+ * feature's contribution.
+ */
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { DEFAULT_SETTINGS } from "../settings/parse.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import { applySettingsOverride, keeperReplayConfig, type KeeperReplayConfig, type SettingsOverride } from "./keeper-config.ts";
+import { createKeeperReplayEngine, type KeeperRequestInfo, type ReplayFlush, type SummarizerTotals } from "./keeper-engine.ts";
+import { replaySummarizer, type ReplaySummarySource } from "./replay-summaries.ts";
+
+export interface ArmStartOptions {
+  summaries: ReplaySummarySource;
+  /** Context window of a request's model (budget trigger). */
+  contextWindow?: (info: KeeperRequestInfo) => number;
+}
+
+/** What an arm did besides transforming contexts. */
+export interface ArmRunTotals {
+  flushes: ReplayFlush[];
+  summarizer: SummarizerTotals;
+}
+
+/** One replay of one arm: the hook handed to `replaySession` and the totals afterwards. */
+export interface ArmRun {
+  /** Absent: the recorded context is serialized unchanged. */
+  transformContext?: (messages: AgentMessage[], requestIndex: number, info: KeeperRequestInfo) => AgentMessage[];
+  totals(): ArmRunTotals;
+}
+
+export interface Arm {
+  name: string;
+  description: string;
+  /** Settings the arm runs with (absent for `bare`). */
+  settings?: KeeperSettings;
+  start(options: ArmStartOptions): ArmRun;
+}
+
+const NO_TOTALS: ArmRunTotals = { flushes: [], summarizer: { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 } };
+
+export const bareArm: Arm = {
+  name: "bare",
+  description: "Pi as recorded: the context Pi built, unchanged",
+  start: () => ({ totals: () => NO_TOTALS }),
+};
+
+export function keeperArm(name: string, description: string, override: SettingsOverride = {}): Arm {
+  const settings = applySettingsOverride(DEFAULT_SETTINGS, override);
+  const config: KeeperReplayConfig = keeperReplayConfig(settings);
+  return {
+    name,
+    description,
+    settings,
+    start(options) {
+      const engine = createKeeperReplayEngine({
+        config,
+        summarize: replaySummarizer(options.summaries),
+        ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
+      });
+      return {
+        transformContext: (messages, requestIndex, info) => engine.transformContext(messages, requestIndex, info),
+        totals: () => ({ flushes: engine.state().flushes, summarizer: engine.state().summarizer }),
+      };
+    },
+  };
+}
+
+export const ARMS: readonly Arm[] = [
+  bareArm,
+  keeperArm("keeper", "this extension, default settings"),
+  keeperArm("no-pruning", "defaults, pruning off (no stubs, purges or chain compression)", { pruning: { enabled: false } }),
+  keeperArm("thinking-off", "defaults, thinking strip mode off", { thinkingStrip: { mode: "off" } }),
+  keeperArm("thinking-flush-gated", "defaults, thinking strip forced on (flush-gated) whatever the model", { thinkingStrip: { mode: "flush-gated" } }),
+  keeperArm("no-chain-compression", "defaults, closed tool chains never collapse", { pruning: { chainCompression: { enabled: false } } }),
+  keeperArm("no-error-purge", "defaults, failed calls keep their arguments", { pruning: { errorPurge: { enabled: false } } }),
+  keeperArm("budget-trigger-off", "defaults, flush only at the end of a user request", { pruning: { budgetTrigger: { enabled: false } } }),
+  keeperArm("budget-trigger-tight", "defaults, budget trigger at 4% of the window or 8k tokens", {
+    pruning: { budgetTrigger: { fraction: 0.04, maxTokens: 8_000 } },
+  }),
+];
+
+/** Other accepted names. */
+export const ARM_ALIASES: Readonly<Record<string, string>> = { "no-thinking-strip": "thinking-off", defaults: "keeper" };
+
+export function armNames(): string[] {
+  return ARMS.map((a) => a.name);
+}
+
+/**
+ * The arms for a comma-separated selection (aliases allowed). `bare` and `keeper` are always
+ * included (ratios are to `bare`), first, in that order; unknown names are returned apart.
+ */
+export function selectArms(selection: string | undefined): { arms: Arm[]; unknown: string[] } {
+  if (selection === undefined || selection.trim() === "" || selection.trim() === "all") return { arms: [...ARMS], unknown: [] };
+  const wanted = new Set(["bare", "keeper"]);
+  const unknown: string[] = [];
+  for (const raw of selection.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const name = ARM_ALIASES[raw] ?? raw;
+    if (ARMS.some((a) => a.name === name)) wanted.add(name);
+    else unknown.push(raw);
+  }
+  return { arms: ARMS.filter((a) => wanted.has(a.name)), unknown };
+}

@@ -1,0 +1,86 @@
+/** Command-line arguments of `pi-context-keeper`. */
+import { REPLAY_SUMMARY_SOURCES, type ReplaySummarySource } from "../replay-summaries.ts";
+
+export interface ReportArgs {
+  command: "report";
+  files: string[];
+  json: boolean;
+  out: string | undefined;
+  arms: string | undefined;
+  chart: boolean;
+  summaries: ReplaySummarySource;
+}
+
+export type ParsedArgs = { command: "help" } | ReportArgs | { command: "error"; message: string };
+
+export const USAGE = `Usage: pi-context-keeper report [session.jsonl ...] [options]
+
+Replays recorded Pi sessions request by request through the prompt-cache model, once per
+arm (bare Pi, this extension with defaults, and one-setting variants), and prints what each
+arm would have cost. No model is called: summaries come from a deterministic size model.
+
+With no file: the newest session under the Pi agent dir (PI_CODING_AGENT_DIR, default
+~/.pi/agent, in sessions/), or the bundled sample when there is none.
+
+Options:
+  --json               print one JSON object on stdout instead of the tables
+  --out DIR            where charts go (default ./pi-context-keeper-report/); never the
+                       directory of a session file or inside the Pi sessions dir
+  --arms a,b,...       arms to run besides bare and keeper (default: all); see below
+  --no-chart           write no SVG chart (then nothing at all is written)
+  --summaries MODE     size-model (default) or extractive
+  -h, --help           this text
+
+Exit codes: 0 report printed; 1 some file gave no replayable request (the others are still
+reported); 2 usage error (unknown option or arm, or an --out that is not allowed).`;
+
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  if (argv.length === 0 || argv[0] === "-h" || argv[0] === "--help" || argv[0] === "help") return { command: "help" };
+  if (argv[0] !== "report") return { command: "error", message: `unknown command "${argv[0]}" (try: pi-context-keeper report --help)` };
+  const out: ReportArgs = { command: "report", files: [], json: false, out: undefined, arms: undefined, chart: true, summaries: "size-model" };
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i];
+    const value = (name: string): string | undefined => {
+      const eq = a.indexOf("=");
+      if (eq > 0) return a.slice(eq + 1);
+      const v = argv[i + 1];
+      if (v === undefined || v.startsWith("--")) return undefined;
+      i++;
+      return v;
+    };
+    const name = a.startsWith("--") ? a.split("=")[0] : a;
+    switch (name) {
+      case "-h":
+      case "--help":
+        return { command: "help" };
+      case "--json":
+        out.json = true;
+        break;
+      case "--no-chart":
+        out.chart = false;
+        break;
+      case "--out": {
+        const v = value(name);
+        if (v === undefined) return { command: "error", message: "--out needs a directory" };
+        out.out = v;
+        break;
+      }
+      case "--arms": {
+        const v = value(name);
+        if (v === undefined) return { command: "error", message: "--arms needs a comma-separated list" };
+        out.arms = v;
+        break;
+      }
+      case "--summaries": {
+        const v = value(name);
+        if (!REPLAY_SUMMARY_SOURCES.includes(v as ReplaySummarySource)) return { command: "error", message: `--summaries must be one of ${REPLAY_SUMMARY_SOURCES.join(", ")}` };
+        out.summaries = v as ReplaySummarySource;
+        break;
+      }
+      default:
+        if (a.startsWith("-") && a !== "-") return { command: "error", message: `unknown option "${a}"` };
+        out.files.push(a);
+    }
+  }
+  return out;
+}

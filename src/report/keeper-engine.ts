@@ -1,0 +1,235 @@
+/**
+ * The keeper arm of a replay: the extension's real pure pipeline driven request by request
+ * over the contexts Pi rebuilt from the recording.
+ *
+ * Flush points (where the live extension flushes):
+ * - request end: the previous user request finished (its final assistant message came, then
+ *   a new user prompt). The flush sees the branch up to, not including, the new prompt;
+ * - budget trigger: inside a tool loop (the context ends with a tool result), once the
+ *   messages added since the last flush reach min(fraction × context window, maxTokens)
+ *   tokens (characters / 4, Pi's own estimate). The flush sees the whole context.
+ * A flush captures the finished batches (`captureBatches`), summarizes them with the
+ * injected deterministic summarizer, and plans the new state (`planFlush`, with the
+ * thinking boundary when the thinking policy strips for the request's model).
+ * Every request then renders with `renderContext` (stub-replace, error-purge,
+ * chain-compress, thinking strip, pairing sweep) over the persisted state.
+ *
+ * Pure: `stepKeeperReplay` is a reducer `(state, request) => {state, rendered}`; the engine
+ * object only holds the latest state for the replay hook.
+ */
+import type { BoundaryHook } from "../flush/plan.ts";
+import { captureBatches } from "../flush/capture.ts";
+import { planFlush } from "../flush/plan.ts";
+import type { PruneConfig } from "../prune/config.ts";
+import { liveOccurrenceKeys } from "../prune/occurrence.ts";
+import { renderContext } from "../prune/pipeline.ts";
+import { type ContextMessage, isAssistant, isToolResult, isUser, timestampOf } from "../session/messages.ts";
+import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
+import { emptyState, type KeeperState } from "../state/schema.ts";
+import { boundaryForRender, computeThinkingBoundary, resolveThinkingPolicy, stripOldThinking } from "../thinking/index.ts";
+import type { KeeperReplayConfig } from "./keeper-config.ts";
+import type { ReplaySummarizer } from "./replay-summaries.ts";
+
+/** What the replay knows about a request (model and recorded time). */
+export interface KeeperRequestInfo {
+  timestamp: number;
+  provider: string;
+  api: string;
+  model: string;
+}
+
+export interface KeeperReplayRequest {
+  /** The context Pi built for the request (what the `context` hook receives). */
+  messages: ContextMessage[];
+  requestIndex: number;
+  info: KeeperRequestInfo;
+}
+
+export type FlushReason = "request-end" | "budget";
+
+export interface ReplayFlush {
+  requestIndex: number;
+  reason: FlushReason;
+  /** Batches sent to the summarizer. */
+  batches: number;
+  /** Whether the flush changed rendered history (stubs, purges, chains or the thinking boundary). */
+  rewrote: boolean;
+  summarizerBilled: number;
+}
+
+export interface SummarizerTotals {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Billed-equivalent units (uncached input tokens of the session model). */
+  billed: number;
+}
+
+export interface KeeperReplayState {
+  keeper: KeeperState;
+  /** Timestamp of the newest message the last flush saw (−∞ before the first flush). */
+  flushedThrough: number;
+  flushes: ReplayFlush[];
+  summarizer: SummarizerTotals;
+}
+
+export function initialKeeperReplayState(): KeeperReplayState {
+  return { keeper: emptyState(), flushedThrough: Number.NEGATIVE_INFINITY, flushes: [], summarizer: { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 } };
+}
+
+export interface KeeperReplayDeps {
+  config: KeeperReplayConfig;
+  summarize: ReplaySummarizer;
+  /** Context window of the request's model, for the budget trigger. Default 200k. */
+  contextWindow?: (info: KeeperRequestInfo) => number;
+  /** Seam for boundary hooks (profitability gate, quantized boundaries). None by default. */
+  boundaryHooks?: readonly BoundaryHook[];
+}
+
+export const DEFAULT_CONTEXT_WINDOW = 200_000;
+
+const charsMemo = new WeakMap<object, number>();
+
+/** Model-visible characters of a message (text, thinking, tool calls, results; images 4800). */
+export function messageChars(m: ContextMessage): number {
+  const known = charsMemo.get(m);
+  if (known !== undefined) return known;
+  const content = (m as { content?: unknown }).content;
+  let n = 0;
+  if (typeof content === "string") n = content.length;
+  else if (Array.isArray(content)) {
+    for (const b of content as Array<Record<string, unknown>>) {
+      if (b.type === "text") n += String(b.text ?? "").length;
+      else if (b.type === "thinking") n += String(b.thinking ?? "").length;
+      else if (b.type === "toolCall") n += String(b.name ?? "").length + JSON.stringify(b.arguments ?? {}).length;
+      else if (b.type === "image") n += 4800;
+    }
+  }
+  charsMemo.set(m, n);
+  return n;
+}
+
+/** Tokens (chars / 4) of the messages newer than `since`. */
+export function tokensAddedSince(messages: readonly ContextMessage[], since: number): number {
+  let chars = 0;
+  for (const m of messages) {
+    const t = timestampOf(m);
+    if (t !== undefined && t > since) chars += messageChars(m);
+  }
+  return Math.ceil(chars / 4);
+}
+
+export function budgetTriggerTokens(config: PruneConfig, contextWindow: number): number {
+  return Math.min(config.budgetTrigger.fraction * contextWindow, config.budgetTrigger.maxTokens);
+}
+
+export interface FlushPoint {
+  reason: FlushReason;
+  /** The branch as the live flush would see it. */
+  branch: ContextMessage[];
+}
+
+const newestTimestamp = (messages: readonly ContextMessage[]) =>
+  messages.reduce((t, m) => Math.max(t, timestampOf(m) ?? Number.NEGATIVE_INFINITY), Number.NEGATIVE_INFINITY);
+
+/** Where (if at all) the live extension would have flushed before this request went out. */
+export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budgetTokens: number | undefined): FlushPoint | undefined {
+  let lastAssistant = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (isAssistant(messages[i])) {
+      lastAssistant = i;
+      break;
+    }
+  }
+  if (lastAssistant >= 0) {
+    const prompt = messages.findIndex((m, i) => i > lastAssistant && isUser(m));
+    const ended = timestampOf(messages[lastAssistant]) ?? Number.NEGATIVE_INFINITY;
+    if (prompt >= 0 && ended > state.flushedThrough) return { reason: "request-end", branch: messages.slice(0, prompt) };
+  }
+  const last = messages[messages.length - 1];
+  if (budgetTokens !== undefined && last && isToolResult(last) && tokensAddedSince(messages, state.flushedThrough) >= budgetTokens) {
+    return { reason: "budget", branch: messages };
+  }
+  return undefined;
+}
+
+function stripsThinking(config: KeeperReplayConfig, info: KeeperRequestInfo): boolean {
+  return resolveThinkingPolicy({ mode: config.thinking.mode, provider: info.provider, modelId: info.model, api: info.api }).strip;
+}
+
+function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperReplayRequest, deps: KeeperReplayDeps): KeeperReplayState {
+  const { prune, thinking } = deps.config;
+  const keeper = dropStateOutsideContext(state.keeper, liveOccurrenceKeys(point.branch));
+  const { batches } = captureBatches({ branchMessages: point.branch, state: keeper, config: prune });
+  const results = batches.map((b) => deps.summarize(b));
+  const keep = thinking.keepLastTurns;
+  const plan = planFlush({
+    state: keeper,
+    branchMessages: point.branch,
+    summaries: results.map((r) => r.summary),
+    config: prune,
+    now: request.info.timestamp,
+    ...(stripsThinking(deps.config, request.info)
+      ? { thinkingBoundary: (x: { assistantTimestamps: number[]; previous: number | undefined }) => computeThinkingBoundary(x.assistantTimestamps, keep, x.previous) }
+      : {}),
+    ...(deps.boundaryHooks ? { boundaryHooks: deps.boundaryHooks } : {}),
+  });
+  const billed = results.reduce((n, r) => n + r.billed, 0);
+  const s = state.summarizer;
+  return {
+    keeper: plan.nextState,
+    flushedThrough: Math.max(state.flushedThrough, newestTimestamp(point.branch)),
+    flushes: [
+      ...state.flushes,
+      { requestIndex: request.requestIndex, reason: point.reason, batches: batches.length, rewrote: plan.nextState.stats.rewritesCaused > keeper.stats.rewritesCaused, summarizerBilled: billed },
+    ],
+    summarizer: {
+      calls: s.calls + results.length,
+      inputTokens: s.inputTokens + results.reduce((n, r) => n + r.summary.inputTokens, 0),
+      outputTokens: s.outputTokens + results.reduce((n, r) => n + r.summary.outputTokens, 0),
+      billed: s.billed + billed,
+    },
+  };
+}
+
+/** The keeper's render for one request: the pure `context` pipeline over the persisted state. */
+export function renderForRequest(messages: ContextMessage[], keeper: KeeperState, config: KeeperReplayConfig, info: KeeperRequestInfo): ContextMessage[] {
+  const keep = config.thinking.keepLastTurns;
+  const thinkingStrip = stripsThinking(config, info)
+    ? (m: ContextMessage[], t: { boundaryTimestamp: number | undefined; hasFlushed: boolean }) =>
+        stripOldThinking(m, { enabled: true, keepLastTurns: keep }, boundaryForRender({ persisted: t.boundaryTimestamp, hasFlushed: t.hasFlushed }))
+    : undefined;
+  return renderContext({ messages, state: keeper, config: config.prune, ...(thinkingStrip ? { phases: { thinkingStrip } } : {}) });
+}
+
+export function stepKeeperReplay(
+  state: KeeperReplayState,
+  request: KeeperReplayRequest,
+  deps: KeeperReplayDeps,
+): { state: KeeperReplayState; rendered: ContextMessage[] } {
+  if (!deps.config.enabled) return { state, rendered: request.messages };
+  const trigger = deps.config.prune.budgetTrigger;
+  const window = (deps.contextWindow ?? (() => DEFAULT_CONTEXT_WINDOW))(request.info);
+  const budget = trigger.enabled ? budgetTriggerTokens(deps.config.prune, window) : undefined;
+  const point = flushPointOf(request.messages, state, budget);
+  const next = point ? flush(state, point, request, deps) : state;
+  return { state: next, rendered: renderForRequest(request.messages, next.keeper, deps.config, request.info) };
+}
+
+/** The replay hook (`transformContext`) over the reducer. */
+export interface KeeperReplayEngine {
+  transformContext(messages: ContextMessage[], requestIndex: number, info: KeeperRequestInfo): ContextMessage[];
+  state(): KeeperReplayState;
+}
+
+export function createKeeperReplayEngine(deps: KeeperReplayDeps): KeeperReplayEngine {
+  let state = initialKeeperReplayState();
+  return {
+    transformContext(messages, requestIndex, info) {
+      const step = stepKeeperReplay(state, { messages, requestIndex, info }, deps);
+      state = step.state;
+      return step.rendered;
+    },
+    state: () => state,
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Summaries during a replay: no model is called, so every summary comes from a
+ * deterministic stand-in. Two are offered:
+ *
+ * - `size-model` (default): what a model summary would weigh. With R = raw tokens of the
+ *   batch's outputs (result characters / 3.1, the estimator's code ratio):
+ *     summary tokens S = min(R, round(120 + 0.04 × R))
+ *     summarizer input I = tokens of the real summarizer request (system prompt + the batch
+ *                          prompt `buildSummaryPrompt` builds), characters / 3.1
+ *     summarizer cost    = I × 1 + S × 5   (billed-equivalent units: uncached input tokens of
+ *                          the session model, no cache on the summarizer call, output at 5×)
+ *   The summary text is the extractive summary of the batch cut or padded to S × 3.2
+ *   characters (the estimator's prose ratio), so the replayed wire carries S tokens.
+ * - `extractive`: the real deterministic summarizer (`summarizer.mode: "extractive"`), cost 0.
+ *
+ * In both, a summary that is not shorter than the outputs keeps them raw (`keepRawWhenLonger`).
+ */
+import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
+import { extractiveSummaryText, keepRawWhenLonger, rawLength, summarizeExtractively } from "../summarize/extractive.ts";
+import { buildSummaryPrompt, SUMMARY_SYSTEM_PROMPT } from "../summarize/summary-prompt.ts";
+
+export type ReplaySummarySource = "size-model" | "extractive";
+
+export const REPLAY_SUMMARY_SOURCES: readonly ReplaySummarySource[] = ["size-model", "extractive"];
+
+export interface SizeModel {
+  baseTokens: number;
+  rate: number;
+  /** Characters per token of tool output and of the summarizer prompt. */
+  inputCharsPerToken: number;
+  /** Characters per token of the summary text. */
+  summaryCharsPerToken: number;
+  /** Price of one summarizer output token, in uncached input tokens. */
+  outputPrice: number;
+}
+
+export const DEFAULT_SIZE_MODEL: SizeModel = { baseTokens: 120, rate: 0.04, inputCharsPerToken: 3.1, summaryCharsPerToken: 3.2, outputPrice: 5 };
+
+/** One line for the report output. */
+export function describeSummarySource(source: ReplaySummarySource, m: SizeModel = DEFAULT_SIZE_MODEL): string {
+  if (source === "extractive") return "summaries: the deterministic extractive summarizer (no model call, cost 0)";
+  return (
+    `summaries: deterministic size model, no model call — summary tokens = min(raw, ${m.baseTokens} + ${m.rate} × raw); ` +
+    `summarizer cost = prompt tokens × 1 + summary tokens × ${m.outputPrice} (uncached input token units)`
+  );
+}
+
+export interface ReplaySummary {
+  summary: BatchSummary;
+  /** Summarizer cost in billed-equivalent units (uncached input tokens of the session model). */
+  billed: number;
+}
+
+export type ReplaySummarizer = (batch: ToolBatch) => ReplaySummary;
+
+export function sizeModelSummaryTokens(rawTokens: number, m: SizeModel = DEFAULT_SIZE_MODEL): number {
+  return Math.min(rawTokens, Math.round(m.baseTokens + m.rate * rawTokens));
+}
+
+const FILLER = "size-model filler ";
+
+/** `text` cut (with an ellipsis) or padded with filler to exactly `chars` characters. */
+export function fitToLength(text: string, chars: number): string {
+  const n = Math.max(0, Math.round(chars));
+  if (text.length >= n) return n === 0 ? "" : `${text.slice(0, n - 1)}…`;
+  const pad = n - text.length - 1;
+  if (pad < 0) return text;
+  return `${text}\n${FILLER.repeat(Math.ceil(pad / FILLER.length)).slice(0, pad)}`;
+}
+
+export function sizeModelSummarizer(m: SizeModel = DEFAULT_SIZE_MODEL): ReplaySummarizer {
+  return (batch) => {
+    const rawTokens = Math.ceil(rawLength(batch) / m.inputCharsPerToken);
+    const outputTokens = sizeModelSummaryTokens(rawTokens, m);
+    const inputTokens = Math.ceil((SUMMARY_SYSTEM_PROMPT.length + buildSummaryPrompt(batch).length) / m.inputCharsPerToken);
+    const text = fitToLength(extractiveSummaryText(batch), outputTokens * m.summaryCharsPerToken);
+    const summary = keepRawWhenLonger(batch, { batchKey: batch.batchKey, text, source: "model", inputTokens, outputTokens, cost: 0 });
+    return { summary, billed: inputTokens + outputTokens * m.outputPrice };
+  };
+}
+
+export function extractiveReplaySummarizer(): ReplaySummarizer {
+  return (batch) => ({ summary: summarizeExtractively(batch), billed: 0 });
+}
+
+export function replaySummarizer(source: ReplaySummarySource): ReplaySummarizer {
+  return source === "extractive" ? extractiveReplaySummarizer() : sizeModelSummarizer();
+}

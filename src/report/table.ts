@@ -1,0 +1,115 @@
+/**
+ * Plain-text tables of a report: one per session and one over all sessions.
+ * The total over sessions sums costs and busts, recomputes ratios from the sums, and takes the
+ * largest peak; "final" has no meaning across sessions and is left out there.
+ */
+import type { ArmReport, SessionReport } from "./session-report.ts";
+
+export interface ArmTotals {
+  name: string;
+  sessions: number;
+  requests: number;
+  user_prompts: number;
+  billed_input: number;
+  summarizer_cost: number;
+  billed_with_output: number;
+  ratio_to_bare: number;
+  hit_ratio: number;
+  busts: number;
+  busts_per_prompt: number;
+  peak_context_tokens: number;
+}
+
+/** Per-arm totals over sessions (arms missing from a session are skipped for it). */
+export function totalsOverSessions(sessions: readonly SessionReport[]): Record<string, ArmTotals> {
+  const out: Record<string, ArmTotals> = {};
+  const bareInput = sessions.reduce((n, s) => n + (s.arms.bare?.billed_input ?? 0), 0);
+  const names = [...new Set(sessions.flatMap((s) => Object.keys(s.arms)))];
+  for (const name of names) {
+    const rows = sessions.flatMap((s) => (s.arms[name] ? [{ s, a: s.arms[name] }] : []));
+    const sum = (f: (a: ArmReport) => number) => rows.reduce((n, r) => n + f(r.a), 0);
+    const prompts = rows.reduce((n, r) => n + r.s.user_prompts, 0);
+    const read = sum((a) => a.read);
+    const input = read + sum((a) => a.write) + sum((a) => a.uncached);
+    const busts = sum((a) => a.busts);
+    out[name] = {
+      name,
+      sessions: rows.length,
+      requests: sum((a) => a.requests),
+      user_prompts: prompts,
+      billed_input: sum((a) => a.billed_input),
+      summarizer_cost: sum((a) => a.summarizer_cost),
+      billed_with_output: sum((a) => a.billed_with_output),
+      ratio_to_bare: bareInput > 0 ? (sum((a) => a.billed_input) + sum((a) => a.summarizer_cost)) / bareInput : 0,
+      hit_ratio: input > 0 ? read / input : 0,
+      busts,
+      busts_per_prompt: prompts > 0 ? busts / prompts : 0,
+      peak_context_tokens: rows.reduce((n, r) => Math.max(n, r.a.peak_context_tokens), 0),
+    };
+  }
+  return out;
+}
+
+/** 12345678 → "12.3M", 45678 → "45.7k", 512 → "512". */
+export function compactNumber(n: number): string {
+  const a = Math.abs(n);
+  if (a >= 1e9) return `${(n / 1e9).toFixed(2)}G`;
+  if (a >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (a >= 1e4) return `${(n / 1e3).toFixed(1)}k`;
+  return String(Math.round(n));
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+const SESSION_HEADER = ["arm", "billed input", "ratio", "cache hit", "busts", "busts/prompt", "peak ctx", "final ctx", "summarizer", "flushes"];
+
+export function sessionTable(report: SessionReport): string {
+  const rows = Object.values(report.arms).map((a) => [
+    a.name,
+    compactNumber(a.billed_input),
+    a.ratio_to_bare.toFixed(3),
+    pct(a.hit_ratio),
+    String(a.busts),
+    a.busts_per_prompt.toFixed(2),
+    compactNumber(a.peak_context_tokens),
+    compactNumber(a.final_context_tokens),
+    compactNumber(a.summarizer_cost),
+    a.flushes > 0 ? `${a.flushes} (${a.budget_flushes} budget)` : "-",
+  ]);
+  const title =
+    `${report.file}\n` +
+    `${report.requests} requests, ${report.user_prompts} user prompts, model ${report.model || "?"}; ` +
+    `calibration error ${pct(report.calibration.total_error)} (simulated vs recorded cache usage), ` +
+    `${report.external_invalidations} external cache invalidations replayed`;
+  return `${title}\n${formatTable(SESSION_HEADER, rows)}`;
+}
+
+const TOTAL_HEADER = ["arm", "sessions", "billed input", "ratio", "cache hit", "busts", "busts/prompt", "peak ctx", "summarizer"];
+
+export function totalTable(totals: Record<string, ArmTotals>): string {
+  const rows = Object.values(totals).map((t) => [
+    t.name,
+    String(t.sessions),
+    compactNumber(t.billed_input),
+    t.ratio_to_bare.toFixed(3),
+    pct(t.hit_ratio),
+    String(t.busts),
+    t.busts_per_prompt.toFixed(2),
+    compactNumber(t.peak_context_tokens),
+    compactNumber(t.summarizer_cost),
+  ]);
+  return `Total over sessions\n${formatTable(TOTAL_HEADER, rows)}`;
+}
+
+export const TABLE_LEGEND = [
+  "billed input: cache-aware input cost in uncached-input-token units (read 0.1x, 5-min write 1.25x, 1-h write 2x);",
+  "ratio: (billed input + summarizer) / bare billed input; cache hit: read / all input tokens;",
+  "busts: requests that missed the previous request's still-live cached prefix; ctx: estimated prompt tokens;",
+  "summarizer: summarizer cost in the same units; flushes: flushes replayed (those fired by the budget trigger).",
+].join("\n");
