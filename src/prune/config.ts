@@ -24,9 +24,12 @@ export interface ChainCompressionConfig {
 
 export interface BudgetTriggerConfig {
   enabled: boolean;
-  /** Flush mid-run when context tokens exceed this fraction of the model's window ... */
+  /**
+   * Flush mid-run (at a `turn_end`) once the context has grown by this fraction of the
+   * model's window since the last flush ... (see `budgetTriggerFires` in `src/keeper/flush.ts`)
+   */
   fraction: number;
-  /** ... or this absolute count, whichever is lower (keeps the trigger alive on 1M windows). */
+  /** ... or by this many tokens, whichever is lower (keeps the trigger alive on 1M windows). */
   maxTokens: number;
 }
 
@@ -57,5 +60,5 @@ export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   protectedPaths: [],
   errorPurge: { enabled: true, cooldownTurns: 4 },
   chainCompression: { enabled: true, rollingWindow: 3 },
-  budgetTrigger: { enabled: true, fraction: 0.6, maxTokens: 150_000 },
+  budgetTrigger: { enabled: true, fraction: 0.25, maxTokens: 60_000 },
 };
