@@ -9,6 +9,8 @@
 export const ENV_ENABLED = "PI_ASYNC_PREFIX_COMPACTION";
 export const ENV_START_RATIO = "PI_ASYNC_PREFIX_COMPACTION_START_RATIO";
 export const ENV_TIMEOUT_MS = "PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS";
+/** Path of a JSONL file that receives every lifecycle event (diagnostics, tests); unset = none. */
+export const ENV_TRACE_FILE = "PI_ASYNC_PREFIX_COMPACTION_TRACE";
 
 export const DEFAULT_START_RATIO = 0.8;
 export const DEFAULT_TIMEOUT_MS = 300_000;
@@ -19,6 +21,8 @@ export interface AsyncCompactionConfig {
   startRatio: number;
   /** Milliseconds before a pending job is staled with `timeout`; 0 disables the timeout. */
   timeoutMs: number;
+  /** Lifecycle trace file (`PI_ASYNC_PREFIX_COMPACTION_TRACE`), when set. */
+  traceFile?: string;
 }
 
 export interface ConfigDiagnostic {
@@ -81,7 +85,7 @@ function readTimeoutMs(env: Env, diagnostics: ConfigDiagnostic[]): number {
   return value;
 }
 
-/** Parse the three environment keys; each bad value falls back to its own default. */
+/** Parse the environment keys; each bad value falls back to its own default. */
 export function readCompactionEnv(env: Env): ReadCompactionEnvResult {
   const diagnostics: ConfigDiagnostic[] = [];
   const config: AsyncCompactionConfig = {
@@ -89,6 +93,8 @@ export function readCompactionEnv(env: Env): ReadCompactionEnvResult {
     startRatio: readStartRatio(env, diagnostics),
     timeoutMs: readTimeoutMs(env, diagnostics),
   };
+  const traceFile = present(env, ENV_TRACE_FILE);
+  if (traceFile !== undefined) config.traceFile = traceFile;
   return { config, diagnostics };
 }
 

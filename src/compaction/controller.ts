@@ -55,6 +55,8 @@ export class CompactionController {
   private readonly now: () => number;
   private readonly newJobId: () => string;
   private counter = 0;
+  /** The status text last sent to the UI; unchanged text is not sent again. */
+  private shownStatus: string | undefined;
 
   constructor(private readonly options: ControllerOptions) {
     this.timers = options.timers ?? realTimers;
@@ -199,8 +201,10 @@ export class CompactionController {
   }
 
   private setStatus(text: string | undefined): void {
+    if (text === this.shownStatus || !this.ctx) return;
+    this.shownStatus = text;
     try {
-      this.ctx?.ui.setStatus(this.statusKey(), text);
+      this.ctx.ui.setStatus(this.statusKey(), text);
     } catch {
       // UI may be gone during teardown.
     }

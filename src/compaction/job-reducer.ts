@@ -92,7 +92,8 @@ export type JobEvent =
   | { type: "invalidate"; jobId: string; reason: InvalidationReason }
   /** A ready job (or a stale one that no longer fits) is replaced by a new pending job. */
   | { type: "superseded"; jobId: string; cause: InvalidationReason; next: JobSnapshot }
-  | { type: "restored"; job: JobSnapshot; result: ReadyCompaction }
+  /** A persisted ready summary read back after a restart; with `staleReason` it failed revalidation. */
+  | { type: "restored"; job: JobSnapshot; result: ReadyCompaction; staleReason?: InvalidationReason }
   | { type: "persisted"; jobId: string }
   | { type: "handed_off"; jobId: string; via: HandoffVia }
   | { type: "applied"; jobId: string }
@@ -119,7 +120,9 @@ export function jobReducer(state: JobState, event: JobEvent): JobState {
     case "start":
       return canStart(state) ? { kind: "pending", job: event.job } : state;
     case "restored":
-      return canStart(state) ? { kind: "ready", job: event.job, result: event.result, persisted: true } : state;
+      if (!canStart(state)) return state;
+      if (event.staleReason) return { kind: "stale", job: event.job, reason: event.staleReason };
+      return { kind: "ready", job: event.job, result: event.result, persisted: true };
     case "settled_ok":
       if (state.kind !== "pending" || !isFor(state, event.jobId)) return state;
       return { kind: "ready", job: state.job, result: event.result, persisted: false };

@@ -13,10 +13,11 @@ import type { AnyAsyncCompactionAdapter } from "./adapter.ts";
 import { branchInfo, isSafeIdle, shouldAbortAndCompact, validateAgainstLive } from "./apply-gate.ts";
 import { type AsyncCompactionConfig, DEFAULT_START_RATIO, DEFAULT_TIMEOUT_MS, isInStartWindow } from "./config.ts";
 import { CompactionController, modelKeyOf, type Timers } from "./controller.ts";
-import type { InvalidationReason, JobState } from "./job-reducer.ts";
+import type { InvalidationReason } from "./job-reducer.ts";
 import type { ApplyPath, LifecycleListener } from "./lifecycle.ts";
-import { findStoredReady, markedDetails, markerOf, READY_ENTRY_TYPE, readyEntryData } from "./persistence.ts";
+import { markedDetails, markerOf, READY_ENTRY_TYPE, readyEntryData } from "./persistence.ts";
 import type { CompactionSettings, PiCompactionPrimitives, SessionEntry } from "./primitives.ts";
+import { type ReadyJobState, restoreStoredReady } from "./restore.ts";
 import { validateBranchAnchors } from "./validate.ts";
 
 export interface RegisterAsyncCompactionOptions {
@@ -40,7 +41,7 @@ export interface RegisterAsyncCompactionOptions {
   isActive?: (ctx: ExtensionContext) => boolean;
 }
 
-type Ready = Extract<JobState, { kind: "ready" }>;
+type Ready = ReadyJobState;
 
 export function registerAsyncCompaction(
   pi: ExtensionAPI,
@@ -72,14 +73,18 @@ export function registerAsyncCompaction(
 
   /** Whether the hook may act; when not, stand down (cancel a leftover job, clear its status). */
   function active(ctx: ExtensionContext): boolean {
-    let on = false;
-    try {
-      on = isActive(ctx);
-    } catch {
-      on = false;
-    }
+    const on = activeFor(ctx);
     if (!on) standDown();
     return on;
+  }
+
+  /** The caller's answer; a throwing `isActive` counts as inactive. */
+  function activeFor(ctx: ExtensionContext): boolean {
+    try {
+      return isActive(ctx);
+    } catch {
+      return false;
+    }
   }
 
   function standDown(): void {
@@ -199,7 +204,9 @@ export function registerAsyncCompaction(
     confirmDraft(ctx);
     let supersede: InvalidationReason | undefined;
     const ready = readyJob();
-    if (ready && !ready.handoff && !event.entries.some((e) => e.type === "compaction")) {
+    // Only a completed turn: an aborted or failed one may be followed by Pi's own recovery
+    // (or by shutdown), and the job stays ready for agent_end / the next boundary.
+    if (ready && !ready.handoff && event.outcome === "completed" && !event.entries.some((e) => e.type === "compaction")) {
       const verdict = validate(ctx, ready, ctx.sessionManager.getBranch(), options.getCompactionSettings(ctx));
       if (verdict.ok) {
         const jobId = ready.job.jobId;
@@ -312,28 +319,23 @@ export function registerAsyncCompaction(
     const job = activeJob();
     if (job && job.sessionId !== ctx.sessionManager.getSessionId()) c.invalidate("session_changed");
     if (activeJob()) return;
-    restore(ctx);
+    if (!config.enabled) return;
+    restoreStoredReady(ctx, {
+      controller: c,
+      adapterId: adapter.id,
+      validate: (vctx, ready, branch) => validate(vctx, ready, branch, options.getCompactionSettings(vctx)),
+      emit,
+      applyWhenIdle: (sctx, jobId) => scheduleSettle(sctx, jobId, 0),
+    });
   });
 
-  pi.on("session_shutdown", () => {
+  pi.on("session_shutdown", (_event, ctx) => {
     if (settleHandle !== undefined) timers.clearTimeout(settleHandle);
     settleHandle = undefined;
+    // A ready summary that was never written survives the restart (revalidated at session_start).
+    if (activeFor(ctx)) persistReady();
     c.shutdown();
   });
-
-  function restore(ctx: ExtensionContext): void {
-    if (!config.enabled) return;
-    const branch = ctx.sessionManager.getBranch();
-    const stored = findStoredReady(branch, adapter.id);
-    if (!stored || stored.appliedSince) return;
-    const { snapshot, result } = stored.data;
-    if (!c.dispatch({ type: "restored", job: snapshot, result })) return;
-    const ready = readyJob()!;
-    if (stored.compactedSince) return reject(snapshot.jobId, "restore", "sync_fallback");
-    const verdict = validate(ctx, ready, branch, options.getCompactionSettings(ctx));
-    if (!verdict.ok) return reject(snapshot.jobId, "restore", verdict.reason);
-    emit({ kind: "apply", jobId: snapshot.jobId, path: "restore", outcome: "deferred" });
-  }
 
   if (options.commandName !== false) {
     pi.registerCommand(options.commandName ?? "async-compact-now", {

@@ -3,10 +3,11 @@
  * helpers, the default adapter. `index.ts` calls `registerKeeperCompaction(pi, options)`.
  */
 import { type ExtensionAPI, type ExtensionContext, SettingsManager } from "@earendil-works/pi-coding-agent";
+import { appendFileSync } from "node:fs";
 import { readCompactionEnv } from "./config.ts";
 import type { CompactionController } from "./controller.ts";
 import { createDefaultAdapter } from "./default-adapter.ts";
-import type { LifecycleListener } from "./lifecycle.ts";
+import type { LifecycleEvent, LifecycleListener } from "./lifecycle.ts";
 import { piCompact, piCompactionPrimitives } from "./pi-runtime.ts";
 import { registerAsyncCompaction } from "./register-async.ts";
 
@@ -39,7 +40,20 @@ export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompac
     config,
     primitives: piCompactionPrimitives,
     getCompactionSettings: (ctx) => SettingsManager.create(ctx.cwd).getCompactionSettings(ctx.model),
-    onLifecycleEvent: options.onLifecycleEvent,
+    onLifecycleEvent: withTrace(options.onLifecycleEvent, config.traceFile),
     isActive: options.isActive,
   });
+}
+
+/** Also append each event, timestamped, to `traceFile` (best effort: a write error is dropped). */
+function withTrace(listener: LifecycleListener | undefined, traceFile: string | undefined): LifecycleListener | undefined {
+  if (!traceFile) return listener;
+  return (event: LifecycleEvent) => {
+    listener?.(event);
+    try {
+      appendFileSync(traceFile, `${JSON.stringify({ at: Date.now(), ...event })}\n`);
+    } catch {
+      // Diagnostics must never break compaction.
+    }
+  };
 }

@@ -17,6 +17,11 @@ describe("readCompactionEnv", () => {
     expect(diagnostics).toEqual([]);
   });
 
+  test("the trace file is read when set and absent otherwise", () => {
+    expect(readCompactionEnv({ PI_ASYNC_PREFIX_COMPACTION_TRACE: " /tmp/trace.jsonl " }).config.traceFile).toBe("/tmp/trace.jsonl");
+    expect("traceFile" in readCompactionEnv({ PI_ASYNC_PREFIX_COMPACTION_TRACE: "  " }).config).toBe(false);
+  });
+
   test.each([
     ["PI_ASYNC_PREFIX_COMPACTION_START_RATIO", "1.5", "startRatio", 0.8],
     ["PI_ASYNC_PREFIX_COMPACTION_START_RATIO", "0", "startRatio", 0.8],

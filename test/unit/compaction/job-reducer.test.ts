@@ -68,6 +68,7 @@ const rows: Row[] = [
   ["ready + applied for another job is ignored", ready, { type: "applied", jobId: "j7" }, "same"],
   ["ready + apply_failed -> failed", readyHanded, { type: "apply_failed", jobId: "j1", error: "disk" }, { kind: "failed", job: snap("j1"), reason: "failed", error: "disk" }],
   ["idle + restored -> ready(persisted)", idle, { type: "restored", job: snap("j3"), result: RESULT }, { kind: "ready", job: snap("j3"), result: RESULT, persisted: true }],
+  ["idle + restored(staleReason) -> stale", idle, { type: "restored", job: snap("j3"), result: RESULT, staleReason: "thinking_changed" }, { kind: "stale", job: snap("j3"), reason: "thinking_changed" }],
   ["pending + restored is ignored", pending, { type: "restored", job: snap("j3"), result: RESULT }, "same"],
 ];
 

@@ -1,31 +1,8 @@
 /** The wiring against a fake Pi host: apply paths, invalidations and races. */
 import { describe, expect, test } from "bun:test";
 import { buildSessionContext } from "@earendil-works/pi-coding-agent";
-import { READY_ENTRY_TYPE } from "../../../src/compaction/persistence.ts";
-import { FakeHost, flush, scriptedAdapter } from "./support/fake-pi.ts";
-import { type BuildOp, SessionBuilder } from "./support/session-builder.ts";
-
-const TURN: BuildOp[] = [
-  { op: "user", chars: 400 },
-  { op: "tool_loop", tool: "read", path: "src/a.ts", resultChars: 4000 },
-  { op: "reply", chars: 600 },
-];
-
-function setup(opts: { turns?: number; contextWindow?: number; timeoutMs?: number } = {}) {
-  const builder = new SessionBuilder();
-  for (let i = 0; i < (opts.turns ?? 6); i++) builder.applyAll(TURN);
-  const scripted = scriptedAdapter();
-  const host = new FakeHost({ sm: builder.sm, adapter: scripted.adapter, contextWindow: opts.contextWindow, timeoutMs: opts.timeoutMs });
-  return { host, builder, ...scripted };
-}
-
-/** Drive a turn_end while busy with usage inside the start window, so a job starts. */
-async function startJob(host: FakeHost) {
-  host.idle = false;
-  host.tokens = 60_000; // window 100k, ratio 0.5 -> lower 50k, upper 100k - 10k = 90k
-  await host.turnEnd();
-  expect(host.state().kind).toBe("pending");
-}
+import { flush } from "./support/fake-pi.ts";
+import { setup, startJob, TURN } from "./support/wiring-setup.ts";
 
 describe("starting", () => {
   test("turn_end outside the window starts nothing; inside starts one job", async () => {
@@ -41,6 +18,29 @@ describe("starting", () => {
     expect(host.status.get("async-compaction:test")).toBe("test compaction: preparing");
     await host.turnEnd(); // pending jobs are never replaced
     expect(runs).toHaveLength(1);
+  });
+});
+
+describe("status line", () => {
+  test("sent only when its text changes: nothing while idle, preparing, ready, cleared once", async () => {
+    const { host, finish } = setup();
+    host.tokens = 1_000; // below the window: hooks run, no job
+    await host.turnEnd();
+    await host.fire("agent_end", { messages: [] });
+    expect(host.statusCalls).toEqual([]);
+    await startJob(host);
+    await host.turnEnd(); // still pending: same text, not sent again
+    finish(0);
+    await flush();
+    await host.turnEnd(); // draft handed over (status stays "ready" until confirmed)
+    await host.fire("agent_end", { messages: [] }); // confirmed: cleared
+    await host.fire("agent_end", { messages: [] });
+    const key = "async-compaction:test";
+    expect(host.statusCalls).toEqual([
+      { key, text: "test compaction: preparing" },
+      { key, text: "test compaction: ready" },
+      { key, text: undefined },
+    ]);
   });
 });
 
@@ -152,6 +152,19 @@ describe("apply paths", () => {
 });
 
 describe("races and invalidation", () => {
+  test("an aborted or failed turn gets no draft; the job stays ready for the next completed one", async () => {
+    const { host, finish } = setup();
+    await startJob(host);
+    finish(0);
+    await flush();
+    expect(await host.turnEnd("aborted")).toBeUndefined();
+    expect(await host.turnEnd("error")).toBeUndefined();
+    expect(host.state()).toMatchObject({ kind: "ready" });
+    expect(host.sm.getBranch().some((e) => e.type === "compaction")).toBe(false);
+    const r = await host.turnEnd();
+    expect(r.entries[0].type).toBe("compaction");
+  });
+
   test("timeout stales the job while the model call never settles", async () => {
     const { host, runs } = setup({ timeoutMs: 1_000 });
     await startJob(host);
@@ -280,40 +293,6 @@ describe("abort and compact", () => {
     await flush();
     expect(host.compactCalls).toHaveLength(0);
     expect(host.state().kind).toBe("ready");
-  });
-});
-
-describe("persistence", () => {
-  test("a ready summary is persisted at agent_end and restored after a restart", async () => {
-    const { host, finish } = setup();
-    await startJob(host);
-    host.pendingMessages = true;
-    finish(0);
-    await flush();
-    await host.fire("agent_end", { messages: [] });
-    const stored = host.sm.getBranch().filter((e) => e.type === "custom" && e.customType === READY_ENTRY_TYPE);
-    expect(stored).toHaveLength(1);
-
-    // A new process on the same session.
-    const again = new FakeHost({ sm: host.sm, adapter: scriptedAdapter().adapter });
-    await again.fire("session_start", { reason: "resume" });
-    expect(again.state()).toMatchObject({ kind: "ready", persisted: true, result: { summary: "summary of run 0" } });
-    again.idle = false;
-    const r = await again.turnEnd();
-    expect(r.entries[0].summary).toBe("summary of run 0");
-  });
-
-  test("a restored summary that no longer validates is staled with its reason", async () => {
-    const { host, finish } = setup();
-    await startJob(host);
-    host.pendingMessages = true;
-    finish(0);
-    await flush();
-    await host.fire("agent_end", { messages: [] });
-    const again = new FakeHost({ sm: host.sm, adapter: scriptedAdapter().adapter });
-    again.model = { ...again.model, id: "other-model" };
-    await again.fire("session_start", { reason: "resume" });
-    expect(again.state()).toMatchObject({ kind: "stale", reason: "model_changed" });
   });
 });
 

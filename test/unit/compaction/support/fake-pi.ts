@@ -100,6 +100,8 @@ export class FakeHost {
   readonly commands = new Map<string, (args: string, ctx: any) => Promise<void>>();
   readonly events: LifecycleEvent[] = [];
   readonly status = new Map<string, string | undefined>();
+  /** Every `ui.setStatus` call, in order. */
+  readonly statusCalls: { key: string; text: string | undefined }[] = [];
   readonly notes: string[] = [];
   readonly sentUserMessages: string[] = [];
   readonly compactCalls: { customInstructions?: string }[] = [];
@@ -165,7 +167,10 @@ export class FakeHost {
         void this.runPiCompaction(o.customInstructions).catch((e: Error) => o.onError?.(e));
       },
       ui: {
-        setStatus: (k: string, v: string | undefined) => this.status.set(k, v),
+        setStatus: (k: string, v: string | undefined) => {
+          this.statusCalls.push({ key: k, text: v });
+          this.status.set(k, v);
+        },
         notify: (m: string) => this.notes.push(m),
       },
       modelRegistry: {},
@@ -179,8 +184,8 @@ export class FakeHost {
   }
 
   /** Pi's turn_end: handlers propose drafts, then Pi commits them in order. */
-  async turnEnd(): Promise<any> {
-    const result = await this.fire("turn_end", { entries: [], continue: false, outcome: "completed" });
+  async turnEnd(outcome: "completed" | "aborted" | "error" = "completed"): Promise<any> {
+    const result = await this.fire("turn_end", { entries: [], continue: false, outcome });
     for (const draft of result?.entries ?? []) {
       if (draft.type === "compaction") this.sm.appendCompaction(draft.summary, draft.firstKeptEntryId, 0, draft.details, true, draft.usage);
     }

@@ -1,0 +1,26 @@
+/** Shared setup for the wiring tests: a session of a few turns on a FakeHost, and a job start. */
+import { expect } from "bun:test";
+import { FakeHost, scriptedAdapter } from "./fake-pi.ts";
+import { type BuildOp, SessionBuilder } from "./session-builder.ts";
+
+export const TURN: BuildOp[] = [
+  { op: "user", chars: 400 },
+  { op: "tool_loop", tool: "read", path: "src/a.ts", resultChars: 4000 },
+  { op: "reply", chars: 600 },
+];
+
+export function setup(opts: { turns?: number; contextWindow?: number; timeoutMs?: number } = {}) {
+  const builder = new SessionBuilder();
+  for (let i = 0; i < (opts.turns ?? 6); i++) builder.applyAll(TURN);
+  const scripted = scriptedAdapter();
+  const host = new FakeHost({ sm: builder.sm, adapter: scripted.adapter, contextWindow: opts.contextWindow, timeoutMs: opts.timeoutMs });
+  return { host, builder, ...scripted };
+}
+
+/** Drive a turn_end while busy with usage inside the start window, so a job starts. */
+export async function startJob(host: FakeHost) {
+  host.idle = false;
+  host.tokens = 60_000; // window 100k, ratio 0.5 -> lower 50k, upper 100k - 10k = 90k
+  await host.turnEnd();
+  expect(host.state().kind).toBe("pending");
+}
