@@ -106,8 +106,8 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
         return;
       }
       if (sub === "now") {
-        if (!settings.enabled || !settings.pruning.enabled) {
-          report(ctx, "context-keeper: pruning is disabled in settings; nothing to flush", "info");
+        if (!settings.enabled || (!settings.pruning.enabled && !thinkingPolicyFor(settings, modelIdentity(ctx)).strip)) {
+          report(ctx, "context-keeper: pruning and the thinking strip are off for this session; nothing to flush", "info");
           return;
         }
         report(ctx, "context-keeper: flushing now…", "info");

@@ -6,6 +6,7 @@
  */
 import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FlushDecision } from "../flush/plan.ts";
+import { thinkingPolicyFor } from "../keeper/config.ts";
 import { budgetTriggerFires, captureForFlush, planKeeperFlush } from "../keeper/flush.ts";
 import { keeperRender } from "../keeper/render.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
@@ -79,13 +80,19 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
   const summaryCache = new Map<string, BatchSummary>();
   const notices = new Set<string>();
 
-  const active = () => deps.settings().enabled && deps.settings().pruning.enabled;
+  /** Flushes run when pruning is on, or when the thinking strip is on for this model (its boundary moves only at flushes). */
+  const active = (ctx: ExtensionContext) => {
+    const s = deps.settings();
+    return s.enabled && (s.pruning.enabled || thinkingPolicyFor(s, modelIdentity(ctx)).strip);
+  };
 
   async function runFlush(trigger: FlushTrigger, ctx: ExtensionContext, closingMessage?: ContextMessage): Promise<FlushReport> {
     const started = now();
     const settings = deps.settings();
     const model = modelIdentity(ctx);
     const branchMessages = contextMessagesOf(ctx);
+    // A compaction applied as a turn_end draft fires no session_compact: drop what left the context here.
+    state = dropStateOutsideContext(state, liveOccurrenceKeys(branchMessages));
     // A queued flush may run after Pi persisted its closing message: never count it twice.
     const closingTs = (closingMessage as { timestamp?: number } | undefined)?.timestamp;
     const persisted = closingMessage !== undefined && branchMessages.some((m) => m.role === "assistant" && (m as { timestamp?: number }).timestamp === closingTs);
@@ -136,7 +143,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
   }
 
   function startFlush(trigger: FlushTrigger, ctx: ExtensionContext, closingMessage?: ContextMessage): Promise<FlushReport | undefined> {
-    if (!active()) return Promise.resolve(undefined);
+    if (!active(ctx)) return Promise.resolve(undefined);
     if (inFlight) {
       queued = { trigger, ctx, closingMessage };
       return inFlight;
