@@ -3,6 +3,10 @@
  * (`migrateSessionEntries` for old file versions, `buildSessionContext` for compactions,
  * branches, context edits, model changes, and `convertToLlm`) rebuild the context Pi sent
  * before each recorded assistant message: the branch up to the assistant entry's parent.
+ *
+ * A request whose ancestry is broken (an ancestor's line was unreadable, or parent links
+ * loop) is not rebuilt: Pi would silently start the path at the break (or, for a missing
+ * parent, at the file's last entry; or never return, for a loop). It is reported instead.
  */
 import {
   buildSessionContext,
@@ -32,6 +36,53 @@ export interface SessionRequestPoints {
   userMessages: number;
   /** Migrated entries (header excluded), for callers that want Pi's view. */
   entries: SessionEntry[];
+  /** Requests left out because their ancestry is broken, one finding per break. */
+  diagnostics: RequestPointDiagnostic[];
+}
+
+export interface RequestPointDiagnostic {
+  /** Source line of the first assistant entry affected (1-based). */
+  line: number;
+  message: string;
+}
+
+type AncestryBreak = { kind: "missing" | "loop"; id: string } | undefined;
+
+/** Follows parent links from `id` to a root; names the first missing entry or a loop. */
+function findAncestryBreak(id: string, byId: Map<string, SessionEntry>, known: Map<string, AncestryBreak>): AncestryBreak {
+  const walked: string[] = [];
+  const onWalk = new Set<string>();
+  let current: string | null = id;
+  let found: AncestryBreak;
+  while (current !== null) {
+    if (known.has(current)) {
+      found = known.get(current);
+      break;
+    }
+    if (onWalk.has(current)) {
+      found = { kind: "loop", id: current };
+      break;
+    }
+    const entry = byId.get(current);
+    if (!entry) {
+      found = { kind: "missing", id: current };
+      break;
+    }
+    walked.push(current);
+    onWalk.add(current);
+    current = entry.parentId;
+  }
+  for (const w of walked) known.set(w, found);
+  return found;
+}
+
+function ancestryMessage(brk: NonNullable<AncestryBreak>, requests: number): string {
+  const one = requests === 1;
+  const what =
+    brk.kind === "missing"
+      ? `${one ? "descends" : "descend"} from entry "${brk.id}", which is not in the file (unreadable line?)`
+      : `${one ? "has" : "have"} parent links that loop through entry "${brk.id}"`;
+  return `${requests} recorded request${one ? "" : "s"} ${what}; context cannot be rebuilt, skipped`;
 }
 
 export function recordedRequestPoints(parsed: ParsedSessionText): SessionRequestPoints {
@@ -47,12 +98,22 @@ export function recordedRequestPoints(parsed: ParsedSessionText): SessionRequest
   });
   const byId = new Map(entries.map((e) => [e.id, e]));
   const points: RecordedRequestPoint[] = [];
+  const known = new Map<string, AncestryBreak>();
+  const breaks = new Map<string, { brk: NonNullable<AncestryBreak>; line: number; requests: number }>();
   let userMessages = 0;
   for (const entry of entries) {
     if (entry.type !== "message") continue;
     const role = (entry.message as { role?: string }).role;
     if (role === "user") userMessages++;
     if (role !== "assistant" || !entry.parentId) continue;
+    const brk = findAncestryBreak(entry.parentId, byId, known);
+    if (brk) {
+      const key = `${brk.kind}:${brk.id}`;
+      const seen = breaks.get(key) ?? { brk, line: lineById.get(entry.id) ?? 0, requests: 0 };
+      seen.requests++;
+      breaks.set(key, seen);
+      continue;
+    }
     const ctx = buildSessionContext(entries, entry.parentId, byId);
     points.push({
       entryId: entry.id,
@@ -62,7 +123,8 @@ export function recordedRequestPoints(parsed: ParsedSessionText): SessionRequest
       thinkingLevel: ctx.thinkingLevel,
     });
   }
-  return { points, userMessages, entries };
+  const diagnostics = [...breaks.values()].map(({ brk, line, requests }) => ({ line, message: ancestryMessage(brk, requests) }));
+  return { points, userMessages, entries, diagnostics };
 }
 
 /** Pi's conversion of context messages to LLM messages (custom, summaries → user text). */

@@ -127,7 +127,8 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   }
   const parsed = parseSessionText(text, options.file);
   diagnostics.push(...parsed.diagnostics);
-  const { points, userMessages } = recordedRequestPoints(parsed);
+  const { points, userMessages, diagnostics: brokenAncestry } = recordedRequestPoints(parsed);
+  diagnostics.push(...brokenAncestry.map((d) => ({ file: options.file, ...d })));
 
   const est: CharRatioEstimatorOptions = { ...DEFAULT_ESTIMATOR_OPTIONS, ...options.estimator };
   const unknownPrompt = unknownPromptText(options.unknownPrompt ?? DEFAULT_UNKNOWN_PROMPT, est);
