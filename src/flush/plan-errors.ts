@@ -3,11 +3,16 @@
  * least `cooldownTurns` assistant messages follow its own assistant message in the
  * branch. Counting happens here, over the raw branch, so a render never depends on a
  * live count.
+ *
+ * A call whose arguments are only its command (plus numbers or flags such as a timeout) is
+ * never purged: there is nothing large to remove — the purge marker would be longer than
+ * most commands — and the command is the record of what failed.
  */
 import { type ContextMessage, isAssistant, isToolResult } from "../session/messages.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import type { Pairing } from "../prune/occurrence.ts";
 import type { ProtectionMatcher } from "../prune/protection.ts";
+import { isCommandKey } from "../summarize/output-facts.ts";
 
 export interface ErrorPurgeInput {
   messages: readonly ContextMessage[];
@@ -15,6 +20,12 @@ export interface ErrorPurgeInput {
   alreadyPurged: ReadonlySet<string>;
   config: PruneConfig;
   protection: ProtectionMatcher;
+}
+
+/** Arguments with nothing to purge: command strings and non-string scalars only. */
+function onlyCommand(args: Record<string, unknown>): boolean {
+  const entries = Object.entries(args ?? {});
+  return entries.some(([k]) => isCommandKey(k)) && entries.every(([k, v]) => isCommandKey(k) || (v !== null && typeof v !== "object" && typeof v !== "string"));
 }
 
 export function proposeErrorPurges(input: ErrorPurgeInput): string[] {
@@ -31,6 +42,7 @@ export function proposeErrorPurges(input: ErrorPurgeInput): string[] {
     const result = messages[c.resultIndex];
     if (!isToolResult(result) || !result.isError) continue;
     if (input.protection.isProtected(c.toolName, c.arguments)) continue;
+    if (onlyCommand(c.arguments)) continue;
     const after = assistantsFrom[c.assistantIndex + 1];
     if (after >= cooldown) out.push(c.key);
   }

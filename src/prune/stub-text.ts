@@ -4,6 +4,7 @@
  */
 import { RECALL_TOOL_NAME } from "./config.ts";
 import type { KeeperState, SummaryRecord } from "../state/schema.ts";
+import { isCommandKey, isPathKey, looksLikePathValue } from "../summarize/output-facts.ts";
 
 export const STUB_PREFIX = "[context-keeper]";
 
@@ -66,9 +67,15 @@ export function purgedArguments(key: string): { _purged: string } {
 
 const MAX_ARG_CHARS = 80;
 
-/** One-line description of a call for compressed chains: `read(path=src/a.ts)`. */
+/**
+ * One-line description of a call for compressed chains: `read(path=src/a.ts)`. Commands
+ * and paths stay whole and verbatim (the facts a summary must never lose, as in the
+ * extractive summary); other long values are flattened and cut.
+ */
 export function describeCall(toolName: string, args: Record<string, unknown>): string {
   const parts = Object.entries(args).map(([k, v]) => {
+    if (typeof v === "string" && (isCommandKey(k) || isPathKey(k) || looksLikePathValue(v))) return `${k}=${v}`;
+    if (isPathKey(k) && Array.isArray(v) && v.every((x) => typeof x === "string")) return `${k}=${v.join(", ")}`;
     const s = typeof v === "string" ? v : JSON.stringify(v);
     const flat = (s ?? "").replace(/\s+/g, " ");
     return `${k}=${flat.length > MAX_ARG_CHARS ? `${flat.slice(0, MAX_ARG_CHARS)}…` : flat}`;

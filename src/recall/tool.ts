@@ -124,6 +124,8 @@ export interface RecallToolDeps {
   /** Raw messages of the current branch, e.g. `ctx.sessionManager.getBranch()` message entries. */
   getBranchMessages: (ctx: ExtensionContext) => readonly ContextMessage[];
   readSpill?: ReadSpill;
+  /** Characters per page when the model passes no `limit` (the `recall.pageChars` setting). */
+  pageChars?: () => number;
 }
 
 export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition<typeof recallParameters, RecallDetails> {
@@ -132,12 +134,12 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
     label: "Recall pruned output",
     description:
       "Return the original, verbatim output of an earlier tool call whose result was pruned from context (shown as a short stub with a ref). " +
-      `Pass the stub's ref. Long outputs come in pages of ${DEFAULT_PAGE_CHARS} characters: call again with the given next offset.`,
+      "Pass the stub's ref. Long outputs come in pages: call again with the next offset the page header gives.",
     promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result by its ref`,
     parameters: recallParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       const result = await executeRecall({
-        params,
+        params: { ...params, limit: params.limit ?? deps.pageChars?.() },
         store: deps.getStore(ctx),
         branchMessages: deps.getBranchMessages(ctx),
         readSpill: deps.readSpill,

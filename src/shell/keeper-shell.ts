@@ -84,6 +84,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
         getStore: () => pruning.recallIndex(),
         getBranchMessages: rawBranchMessages,
         readSpill: readSpillFile,
+        pageChars: () => settings.recall.pageChars,
       }),
     onSessionTree(ctx) {
       if (settings.enabled) pruning.restore(ctx);

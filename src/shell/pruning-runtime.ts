@@ -17,6 +17,7 @@ import { restoreState } from "../state/entries.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
 import { CUSTOM_TYPE_RECALL, recallDelta, restoreRecallIndex } from "../recall/recall-entries.ts";
+import { prunedCallsOf } from "../recall/pruned-calls.ts";
 import { emptyRecallIndex, recordOriginals, writeSpills, type RecallIndex } from "../recall/recall-index.ts";
 import { summarizeForFlush } from "./summarize-effect.ts";
 import { spillPathFor, writeSpillFile } from "./spill-files.ts";
@@ -113,18 +114,20 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
       },
     });
     abort = undefined;
-    // Originals are indexed (and huge ones spilled beside the session) before any stub can point at them.
+    // Plan against the state as it is now (a flush never overlaps another one).
+    const plan = planKeeperFlush({ ...inputs, state, summaries, now: now() });
+    // Every output the new state hides gets indexed (huge ones spilled beside the session)
+    // before any stub or chain line can point at it: summarized batches, aliased duplicates,
+    // and calls listed inside compressed chains.
     const sessionFile = ctx.sessionManager.getSessionFile();
     const recorded = recordOriginals(recall, {
-      calls: capture.batches.flatMap((b) => b.calls),
+      calls: [...capture.batches.flatMap((b) => b.calls), ...prunedCallsOf(branchMessages, plan.nextState)],
       spill: sessionFile ? { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } : undefined,
     });
     await writeSpills(recorded.spills, writeSpillFile);
     const recallAdded = recallDelta(recall, recorded.index);
     if (recallAdded) deps.pi.appendEntry(CUSTOM_TYPE_RECALL, recallAdded);
     recall = recorded.index;
-    // Plan against the state as it is now (a flush never overlaps another one).
-    const plan = planKeeperFlush({ ...inputs, state, summaries, now: now() });
     for (const entry of plan.entriesToPersist) deps.pi.appendEntry(entry.customType, entry.data);
     state = plan.nextState;
     const usage = ctx.getContextUsage();

@@ -1,0 +1,41 @@
+/**
+ * Every call whose output a keeper state hides from the render — stubbed results, aliased
+ * duplicates, members of compressed chains — as captured calls, so the recall index can
+ * hold each one the render offers by ref. (Batches sent to the summarizer are only part of
+ * them: duplicates are aliased without a summary, and a collapsed chain also drops trivial
+ * batches nobody summarized.)
+ */
+import { pairToolCalls } from "../prune/occurrence.ts";
+import { type ContextMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
+import type { KeeperState } from "../state/schema.ts";
+import type { CapturedCall } from "../summarize/batch.ts";
+
+/** Occurrence keys whose output the state hides at render. */
+export function hiddenOutputKeys(state: KeeperState): Set<string> {
+  const keys = new Set<string>(state.frontier.stubbedKeys);
+  for (const k of Object.keys(state.frontier.aliases)) keys.add(k);
+  for (const chain of state.frontier.compressedChains) for (const k of chain.memberKeys) keys.add(k);
+  return keys;
+}
+
+/** The calls of `messages` (the branch a flush planned on) whose output `state` hides, in branch order. */
+export function prunedCallsOf(messages: readonly ContextMessage[], state: KeeperState): CapturedCall[] {
+  const hidden = hiddenOutputKeys(state);
+  const out: CapturedCall[] = [];
+  for (const c of pairToolCalls(messages).calls) {
+    if (!hidden.has(c.key) || c.resultIndex === undefined) continue;
+    const r = messages[c.resultIndex];
+    if (!isToolResult(r)) continue;
+    out.push({
+      occurrenceKey: c.key,
+      toolCallId: c.toolCallId,
+      toolName: c.toolName,
+      arguments: c.arguments,
+      resultText: toolResultText(r),
+      isError: r.isError,
+      assistantTimestamp: c.assistantTimestamp,
+      resultTimestamp: timestampOf(r) ?? c.assistantTimestamp,
+    });
+  }
+  return out;
+}
