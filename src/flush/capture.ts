@@ -33,7 +33,7 @@ export interface DuplicateOutput {
   batchKey: string;
 }
 
-export type SkipReason = "trivial" | "protected" | "unfinished" | "duplicates-only";
+export type SkipReason = "trivial" | "protected" | "unfinished" | "duplicates-only" | "unseen";
 
 export interface CaptureResult {
   batches: ToolBatch[];
@@ -74,6 +74,20 @@ function groupByAssistant(calls: CallOccurrence[]): CallOccurrence[][] {
   return [...groups.values()];
 }
 
+/**
+ * Index of the assistant message whose tool results the model has not answered yet (the
+ * branch ends with its results: a budget flush at `turn_end`), or -1. Its batch is not
+ * captured: the model must see every output raw at least once.
+ */
+export function unseenAssistantIndex(messages: readonly ContextMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role?: string };
+    if (m.role === "assistant") return i;
+    if (m.role !== "toolResult") return -1;
+  }
+  return -1;
+}
+
 export function captureBatches(input: CaptureInput): CaptureResult {
   const result: CaptureResult = { batches: [], duplicates: [], skipped: [] };
   if (!input.config.enabled) return result;
@@ -83,10 +97,12 @@ export function captureBatches(input: CaptureInput): CaptureResult {
   const known = summarizedOutputIndex(input.state);
   const aliased = input.state.frontier.aliases;
 
+  const unseen = unseenAssistantIndex(messages);
   for (const group of groupByAssistant(pairing.calls)) {
     const first = group[0];
     const batchKey = batchKeyOf(first.toolCallId, first.assistantTimestamp);
     if (input.state.summaries[batchKey]) continue;
+
     if (group.some((c) => c.resultIndex === undefined)) {
       result.skipped.push({ batchKey, reason: "unfinished" });
       continue;
@@ -130,6 +146,10 @@ export function captureBatches(input: CaptureInput): CaptureResult {
     const chars = calls.reduce((n, c) => n + c.resultText.length, 0);
     if (chars < input.config.minBatchChars) {
       result.skipped.push({ batchKey, reason: "trivial" });
+      continue;
+    }
+    if (first.assistantIndex === unseen) {
+      result.skipped.push({ batchKey, reason: "unseen" });
       continue;
     }
     result.batches.push({ batchKey, assistantTimestamp: first.assistantTimestamp, calls });

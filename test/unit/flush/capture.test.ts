@@ -31,6 +31,15 @@ describe("captureBatches", () => {
     expect(r.duplicates).toEqual([]);
   });
 
+  test("at a mid-loop flush the batch the model has not answered yet is not captured (unseen)", () => {
+    const msgs = [user("p", 1), assistant([call("x", "read")], 2), result("x", "read", "X".repeat(5000), 3)];
+    const midLoop = captureBatches({ branchMessages: msgs, state: emptyState(), config: flushConfig });
+    expect(midLoop.batches).toEqual([]);
+    expect(midLoop.skipped).toEqual([{ batchKey: "batch:x@2", reason: "unseen" }]);
+    const answered = captureBatches({ branchMessages: [...msgs, assistant([call("y", "read")], 4)], state: emptyState(), config: flushConfig });
+    expect(answered.batches.map((b) => b.batchKey)).toEqual(["batch:x@2"]);
+  });
+
   test("unfinished batches (a result missing) are not captured", () => {
     const msgs = [user("p", 1), assistant([call("x", "read"), call("y", "read")], 2), result("x", "read", "X".repeat(5000), 3)];
     const r = captureBatches({ branchMessages: msgs, state: emptyState(), config: flushConfig });
@@ -53,7 +62,9 @@ describe("captureBatches", () => {
       config: flushConfig,
       now: 1000,
     });
-    const r = captureBatches({ branchMessages: branch(), state: plan.nextState, config: flushConfig });
+    // A request-end flush: the closing answer means the model has seen c's output.
+    const closingMessage = assistant([text("done")], 99);
+    const r = captureBatches({ branchMessages: branch(), closingMessage, state: plan.nextState, config: flushConfig });
     expect(r.batches.map((b) => b.batchKey)).toEqual(["batch:c@33"]);
     expect(r.duplicates).toEqual([{ occurrenceKey: "a2@31#0", aliasOf: "a@10#0", batchKey: "batch:a2@31" }]);
     expect(r.skipped).toContainEqual({ batchKey: "batch:a2@31", reason: "duplicates-only" });

@@ -44,10 +44,15 @@ describe("stubReplace", () => {
     for (const i of [0, 1, 4, 5, 6, 7]) expect(out[i]).toBe(msgs[i]);
   });
 
-  test("the current tool loop is never stubbed", () => {
+  test("inside the current tool loop only results change (a budget flush's stubs); assistant messages stay the same objects", () => {
     const msgs = session();
     const state = stateWith({ records: [record("batch:r3@21", ["r3@21#0"], "c")], stubbed: ["r3@21#0"] });
-    expect(stubReplace(msgs, { state, config })).toBe(msgs);
+    const out = stubReplace(msgs, { state, config });
+    expect(out).not.toBe(msgs);
+    const changed = out.flatMap((m, i) => (m === msgs[i] ? [] : [i]));
+    expect(changed).toHaveLength(1);
+    expect(out[changed[0]!]!.role).toBe("toolResult");
+    expect(JSON.stringify(out[changed[0]!])).toContain("ref=r3@21#0");
   });
 
   test("already-stubbed input renders to the same reference (idempotent)", () => {
