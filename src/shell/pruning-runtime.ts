@@ -4,7 +4,7 @@
  * persist) in the background so nobody waits for a summary. A finished flush takes effect
  * at the next request; between flushes renders are byte-stable.
  */
-import type { ContextEvent, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { estimateTokens, type ContextEvent, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FlushDecision } from "../flush/plan.ts";
 import { thinkingPolicyFor } from "../keeper/config.ts";
 import { budgetTriggerFires, captureForFlush, planKeeperFlush } from "../keeper/flush.ts";
@@ -65,6 +65,19 @@ export function modelIdentity(ctx: ExtensionContext): { provider: string; id: st
 /** Messages Pi would put in context now: the active branch, compactions and edits applied. */
 export function contextMessagesOf(ctx: ExtensionContext): ContextMessage[] {
   return ctx.sessionManager.buildSessionProjection().messages as ContextMessage[];
+}
+
+function tokensOf(messages: readonly ContextMessage[]): number {
+  let n = 0;
+  for (const m of messages) n += estimateTokens(m as Parameters<typeof estimateTokens>[0]);
+  return n;
+}
+
+/** `keeper: context 182k → 64k` — what the next request carries with and without the keeper. */
+function contextStatus(raw: ContextMessage[], rendered: ContextMessage[]): string | undefined {
+  if (rendered === raw) return undefined;
+  const k = (n: number) => `${Math.round(n / 1000)}k`;
+  return `keeper: context ${k(tokensOf(raw))} → ${k(tokensOf(rendered))}`;
 }
 
 export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
@@ -140,8 +153,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
       durationMs: now() - started,
     };
     report = done;
-    const saved = state.stats.tokensSavedEstimate;
-    deps.status(ctx, saved > 0 ? `keeper: ~${Math.round(saved / 1000)}k tokens saved · ${state.stats.flushes} flushes` : undefined);
+    deps.status(ctx, contextStatus(branchMessages, keeperRender({ messages: branchMessages, state, settings, model })));
     return done;
   }
 
