@@ -16,9 +16,12 @@ export default function contextKeeper(pi: ExtensionAPI): void {
   pi.on("context", (event, ctx) => shell.onContext(event, ctx));
   pi.on("message_end", (event, ctx) => shell.onMessageEnd(event.message as ContextMessage, ctx));
   pi.on("turn_end", (_event, ctx) => shell.onTurnEnd(ctx));
+  pi.on("before_provider_request", (event, ctx) => shell.onBeforeProviderRequest(event, ctx));
+  pi.on("cache_warming_decision", (event, ctx) => shell.onCacheWarmingDecision(event, ctx));
   pi.registerTool({ ...shell.recallTool(), defaultActive: false });
   pi.registerCommand("keeper", {
-    description: "context-keeper: settings and status (/keeper), stats (/keeper stats), flush now (/keeper now)",
+    description:
+      "context-keeper: settings and status (/keeper), stats (/keeper stats), flush now (/keeper now), gate decisions (/keeper why), cache layers and busts (/keeper cache)",
     handler: (args, ctx) => shell.onKeeperCommand(args, ctx),
   });
 

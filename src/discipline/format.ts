@@ -58,7 +58,9 @@ function whyLine(e: GateLogEntry): string {
       ? "nothing to remove"
       : d.reason === "cold-cache"
         ? `applied: cache cold, rewrite free; saves ${int(n.saving)}`
-        : d.apply
+        : d.reason === "forced"
+          ? `applied: history is re-written from here anyway; ${e.mutationIds.length} ride along`
+          : d.apply
           ? `applied: saving ${int(n.saving)} > rewrite ${int(n.rewriteCost)}`
           : `deferred: saving ${int(n.saving)} ≤ rewrite ${int(n.rewriteCost)}`;
   const breakEven = n.breakEvenRequests === null ? "" : `; breaks even after ${dec(n.breakEvenRequests, 1)} requests`;

@@ -9,6 +9,13 @@
  *               = tokensRemoved × (writePrice + readPrice × (N − 1)) + relief   (cold)
  *   apply iff   saving − rewriteCost > minNetSaving
  *
+ * Unannounced losses (observed-loss.ts): with chance p this request finds the entry lost anyway
+ * (the rewrite is free and the removal skips a write), with chance p' each later one does (the
+ * waiting tokens are written, not read):
+ *   rewriteCost = (1 − p) × rewritten × (write − read)
+ *   saving      = removed × ([p·write + (1 − p)·read] + (N − 1) × [p'·write + (1 − p')·read]) + relief
+ * p = 1, p' = 0 is the cold formula; p = p' = 0 the warm one.
+ *
  * Derivation (warm): without the change this request and N − 1 more read the prefix P. With it,
  * this request writes the T − R tokens from the first change on (T before removal) and reads the
  * rest, and the later ones read P − R. The difference is N·R·read − (T − R)·(write − read), so
@@ -47,12 +54,24 @@ export interface GateInput {
   expectedRequests: number;
   /** The cache entry is already lost (cold-cache.ts): the rewrite is free. */
   cacheCold?: boolean;
+  /**
+   * Chance (0..1) that this request finds the entry lost although nothing known explains it
+   * (observed-loss.ts): the rewrite is then free and the removed tokens skip a write.
+   */
+  coldChance?: number;
+  /**
+   * The same chance for each later request: while a removal waits, every later request that
+   * loses the cache writes the waiting tokens instead of reading them.
+   */
+  futureColdChance?: number;
   ttl?: CacheTtl;
   pricing?: CachePricing;
   /** Current context size and window, for relief. */
   context?: { tokens: number; window: number };
   options?: Partial<GateOptions>;
 }
+
+const clamp01 = (x: number): number => Math.min(1, Math.max(0, x));
 
 export function writePriceFor(ttl: CacheTtl | undefined, pricing: CachePricing = DEFAULT_PRICING): number {
   return ttl === "1h" ? pricing.write1h : pricing.write5m;
@@ -72,9 +91,12 @@ export function priceFlush(input: GateInput): GateDecision {
   const rewritten = Math.max(0, input.rewrittenTokens);
   const n = Math.max(1, input.expectedRequests);
   const cold = input.cacheCold === true;
+  const unit = (p: number): number => p * writePrice + (1 - p) * readPrice;
+  const now = cold ? 1 : clamp01(input.coldChance ?? 0);
+  const later = clamp01(input.futureColdChance ?? 0);
 
-  const rewriteCost = cold ? 0 : rewritten * (writePrice - readPrice);
-  const readSaving = cold ? removed * (writePrice + readPrice * (n - 1)) : removed * readPrice * n;
+  const rewriteCost = (1 - now) * rewritten * (writePrice - readPrice);
+  const readSaving = removed * (unit(now) + unit(later) * (n - 1));
 
   const window = input.context?.window ?? 0;
   const contextTokens = input.context?.tokens ?? 0;

@@ -10,3 +10,8 @@ export * from "./seam.ts";
 export * from "./attribution.ts";
 export * from "./format.ts";
 export * from "./schema.ts";
+export * from "./observed-loss.ts";
+export * from "./rewrite-anchor.ts";
+export * from "./history-view.ts";
+export * from "./proposal-mutations.ts";
+export * from "./seam-target.ts";

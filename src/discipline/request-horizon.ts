@@ -11,6 +11,9 @@
  *   is neither certain nor hopeless).
  * - Expected warm reads among the F: q + q² + … + q^F = q(1 − q^F)/(1 − q).
  * - N = 1 (the request about to be sent) + that sum.
+ * - Unannounced losses (observed-loss.ts) do not end the horizon: nothing is applied at them
+ *   (they are not foreseen), so a waiting removal is written there instead of read; the gate
+ *   prices that per request.
  */
 
 export interface RequestHorizonInput {

@@ -5,7 +5,8 @@
  */
 import { z } from "zod";
 
-export const GateReasonSchema = z.enum(["nothing-removed", "cold-cache", "pays", "defers"]);
+/** "forced": history changes from this position anyway (already decided); the mutations after it ride along. */
+export const GateReasonSchema = z.enum(["nothing-removed", "cold-cache", "pays", "defers", "forced"]);
 export type GateReason = z.infer<typeof GateReasonSchema>;
 
 /** Every figure behind one gate decision, in units of one uncached input token. */

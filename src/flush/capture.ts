@@ -107,6 +107,11 @@ export function captureBatches(input: CaptureInput): CaptureResult {
       result.skipped.push({ batchKey, reason: "unfinished" });
       continue;
     }
+    // Not even aliased: the model gets every output of its latest batch as it came.
+    if (first.assistantIndex === unseen) {
+      result.skipped.push({ batchKey, reason: "unseen" });
+      continue;
+    }
     const calls: CapturedCall[] = [];
     let sawProtected = false;
     let sawDuplicate = false;
@@ -146,10 +151,6 @@ export function captureBatches(input: CaptureInput): CaptureResult {
     const chars = calls.reduce((n, c) => n + c.resultText.length, 0);
     if (chars < input.config.minBatchChars) {
       result.skipped.push({ batchKey, reason: "trivial" });
-      continue;
-    }
-    if (first.assistantIndex === unseen) {
-      result.skipped.push({ batchKey, reason: "unseen" });
       continue;
     }
     result.batches.push({ batchKey, assistantTimestamp: first.assistantTimestamp, calls });

@@ -1,6 +1,7 @@
 /**
  * Arms of a replay: the same recorded session sent through different context transforms.
- * `bare` is Pi as recorded; `keeper` is this extension with default settings; every other
+ * `bare` is Pi as recorded; `keeper` is this extension with default settings (cache
+ * discipline on; the replay places no seam mark); every other
  * arm is the defaults with one settings change, so its difference to `keeper` is that
  * feature's contribution.
  */
@@ -58,6 +59,7 @@ export function keeperArm(name: string, description: string, override: SettingsO
         config,
         summarize: replaySummarizer(options.summaries),
         ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
+        ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
       });
       return {
         transformContext: (messages, requestIndex, info) => engine.transformContext(messages, requestIndex, info),
@@ -70,6 +72,7 @@ export function keeperArm(name: string, description: string, override: SettingsO
 export const ARMS: readonly Arm[] = [
   bareArm,
   keeperArm("keeper", "this extension, default settings"),
+  keeperArm("discipline-off", "defaults, cache discipline off (every flush applies everything it proposes)", { cache: { discipline: false } }),
   keeperArm("no-pruning", "defaults, pruning off (no stubs, purges or chain compression)", { pruning: { enabled: false } }),
   keeperArm("thinking-off", "defaults, thinking strip mode off", { thinkingStrip: { mode: "off" } }),
   keeperArm("thinking-flush-gated", "defaults, thinking strip forced on (flush-gated) whatever the model", { thinkingStrip: { mode: "flush-gated" } }),

@@ -17,9 +17,12 @@
  * Pure: `stepKeeperReplay` is a reducer `(state, request) => {state, rendered}`; the engine
  * object only holds the latest state for the replay hook.
  */
-import type { BoundaryHook } from "../flush/plan.ts";
+import { TTL_5M_MS } from "../cache/pricing.ts";
+import { observedLossesInHistory } from "../discipline/observed-loss.ts";
+import type { GateLogEntry } from "../discipline/schema.ts";
 import { captureBatches } from "../flush/capture.ts";
-import { planFlush } from "../flush/plan.ts";
+import { planFlush, type BoundaryHook } from "../flush/plan.ts";
+import { planDisciplinedFlush, type CacheSettings, type DisciplineFacts } from "../keeper/discipline.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { renderContext } from "../prune/pipeline.ts";
@@ -45,7 +48,8 @@ export interface KeeperReplayRequest {
   info: KeeperRequestInfo;
 }
 
-export type FlushReason = "request-end" | "budget";
+/** "cold": a re-plan without new summaries when the cache is already lost (cache discipline). */
+export type FlushReason = "request-end" | "budget" | "cold";
 
 export interface ReplayFlush {
   requestIndex: number;
@@ -71,10 +75,29 @@ export interface KeeperReplayState {
   flushedThrough: number;
   flushes: ReplayFlush[];
   summarizer: SummarizerTotals;
+  /** Recorded times of the requests replayed so far (cache discipline's request horizon). */
+  requestTimes: number[];
+  /** Model of the previous request (a switch loses the cache). */
+  previousModel?: string;
+  /** Estimated tokens of the previous request's rendered context (context pressure). */
+  previousContextTokens: number;
+  /** Cache discipline held mutations back at the last flush: a cold cache re-plans. */
+  pending: boolean;
+  /** Gate decisions so far (cache discipline). */
+  gateLog: GateLogEntry[];
 }
 
 export function initialKeeperReplayState(): KeeperReplayState {
-  return { keeper: emptyState(), flushedThrough: Number.NEGATIVE_INFINITY, flushes: [], summarizer: { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 } };
+  return {
+    keeper: emptyState(),
+    flushedThrough: Number.NEGATIVE_INFINITY,
+    flushes: [],
+    summarizer: { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 },
+    requestTimes: [],
+    previousContextTokens: 0,
+    pending: false,
+    gateLog: [],
+  };
 }
 
 export interface KeeperReplayDeps {
@@ -84,6 +107,12 @@ export interface KeeperReplayDeps {
   contextWindow?: (info: KeeperRequestInfo) => number;
   /** Seam for boundary hooks (profitability gate, quantized boundaries). None by default. */
   boundaryHooks?: readonly BoundaryHook[];
+  /**
+   * Cache discipline (quantized boundary, piggybacking, gate, cold-cache re-plans), priced
+   * with the recorded timestamps. The replay places no seam mark (it cannot add marks to the
+   * serialized requests), so rewrites are priced without one.
+   */
+  discipline?: CacheSettings;
 }
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
@@ -157,28 +186,53 @@ function stripsThinking(config: KeeperReplayConfig, info: KeeperRequestInfo): bo
   return resolveThinkingPolicy({ mode: config.thinking.mode, provider: info.provider, modelId: info.model, api: info.api }).strip;
 }
 
-function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperReplayRequest, deps: KeeperReplayDeps): KeeperReplayState {
+interface FlushContext {
+  facts: DisciplineFacts | undefined;
+  summarizeBatches: boolean;
+}
+
+function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperReplayRequest, deps: KeeperReplayDeps, fc: FlushContext): KeeperReplayState {
   const { prune, thinking } = deps.config;
   const keeper = dropStateOutsideContext(state.keeper, liveOccurrenceKeys(point.branch));
-  const { batches } = captureBatches({ branchMessages: point.branch, state: keeper, config: prune });
+  const { batches } = fc.summarizeBatches ? captureBatches({ branchMessages: point.branch, state: keeper, config: prune }) : { batches: [] };
   const results = batches.map((b) => deps.summarize(b));
   const keep = thinking.keepLastTurns;
-  const plan = planFlush({
-    state: keeper,
-    branchMessages: point.branch,
-    summaries: results.map((r) => r.summary),
-    config: prune,
-    now: request.info.timestamp,
-    ...(stripsThinking(deps.config, request.info)
-      ? { thinkingBoundary: (x: { assistantTimestamps: number[]; previous: number | undefined }) => computeThinkingBoundary(x.assistantTimestamps, keep, x.previous) }
-      : {}),
-    ...(deps.boundaryHooks ? { boundaryHooks: deps.boundaryHooks } : {}),
-  });
+  const planWith = (hooks: readonly BoundaryHook[] | undefined) =>
+    planFlush({
+      state: keeper,
+      branchMessages: point.branch,
+      summaries: results.map((r) => r.summary),
+      config: prune,
+      now: request.info.timestamp,
+      ...(stripsThinking(deps.config, request.info)
+        ? { thinkingBoundary: (x: { assistantTimestamps: number[]; previous: number | undefined }) => computeThinkingBoundary(x.assistantTimestamps, keep, x.previous) }
+        : {}),
+      ...(hooks ? { boundaryHooks: hooks } : {}),
+    });
+  let plan;
+  let pending = state.pending;
+  let gateLog = state.gateLog;
+  if (deps.discipline && fc.facts) {
+    const disciplined = planDisciplinedFlush({
+      cache: deps.discipline,
+      facts: fc.facts,
+      now: request.info.timestamp,
+      label: `request ${request.requestIndex} (${point.reason})`,
+      plan: (hooks) => planWith([...(deps.boundaryHooks ?? []), ...hooks]),
+      render: (messages, s) => renderForRequest(messages, s, deps.config, request.info),
+    });
+    plan = disciplined.plan;
+    pending = disciplined.outcome.pending !== undefined;
+    gateLog = [...gateLog, ...disciplined.outcome.log];
+  } else plan = planWith(deps.boundaryHooks);
   const billed = results.reduce((n, r) => n + r.billed, 0);
   const s = state.summarizer;
   return {
+    ...state,
     keeper: plan.nextState,
-    flushedThrough: Math.max(state.flushedThrough, newestTimestamp(point.branch)),
+    pending,
+    gateLog,
+    flushedThrough: fc.summarizeBatches ? Math.max(state.flushedThrough, newestTimestamp(point.branch)) : state.flushedThrough,
     flushes: [
       ...state.flushes,
       { requestIndex: request.requestIndex, reason: point.reason, batches: batches.length, rewrote: plan.nextState.stats.rewritesCaused > keeper.stats.rewritesCaused, summarizerBilled: billed },
@@ -189,6 +243,24 @@ function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperRepla
       outputTokens: s.outputTokens + results.reduce((n, r) => n + r.summary.outputTokens, 0),
       billed: s.billed + billed,
     },
+  };
+}
+
+/** Cache facts at a request, from the recorded timestamps (no seam in the replay). */
+export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplayRequest, contextWindow: number): DisciplineFacts {
+  const previous = state.requestTimes[state.requestTimes.length - 1];
+  const cold =
+    previous === undefined || request.info.timestamp - previous > TTL_5M_MS || (state.previousModel !== undefined && state.previousModel !== request.info.model);
+  return {
+    requestTimes: state.requestTimes,
+    cold,
+    ttl: "5m",
+    ttlMs: TTL_5M_MS,
+    // What the last request carried (rendered), as Pi's usage reports it live.
+    context: { tokens: state.previousContextTokens, window: contextWindow },
+    seamActive: false,
+    // The recording's usage is bare Pi's: every low read within the TTL is an unannounced loss.
+    observedLosses: observedLossesInHistory(request.messages, TTL_5M_MS),
   };
 }
 
@@ -212,8 +284,18 @@ export function stepKeeperReplay(
   const window = (deps.contextWindow ?? (() => DEFAULT_CONTEXT_WINDOW))(request.info);
   const budget = trigger.enabled ? budgetTriggerTokens(deps.config.prune, window) : undefined;
   const point = flushPointOf(request.messages, state, budget);
-  const next = point ? flush(state, point, request, deps) : state;
-  return { state: next, rendered: renderForRequest(request.messages, next.keeper, deps.config, request.info) };
+  const facts = deps.discipline ? replayCacheFacts(state, request, window) : undefined;
+  let next = state;
+  if (point) next = flush(state, point, request, deps, { facts, summarizeBatches: true });
+  else if (facts?.cold && state.pending) next = flush(state, { reason: "cold", branch: request.messages }, request, deps, { facts, summarizeBatches: false });
+  const rendered = renderForRequest(request.messages, next.keeper, deps.config, request.info);
+  next = {
+    ...next,
+    requestTimes: [...next.requestTimes, request.info.timestamp],
+    previousModel: request.info.model,
+    previousContextTokens: deps.discipline ? tokensAddedSince(rendered, Number.NEGATIVE_INFINITY) : 0,
+  };
+  return { state: next, rendered };
 }
 
 /** The replay hook (`transformContext`) over the reducer. */

@@ -9,6 +9,9 @@ import { z } from "zod";
 
 const nonNegativeInt = z.number().int().nonnegative();
 const positiveInt = z.number().int().positive();
+const GRID_CHUNK_TOKENS_DEFAULT = 8000;
+const KEEP_TAIL_TOKENS_DEFAULT = 0;
+const HORIZON_CAP_DEFAULT = 30;
 
 export const keeperSettingsSchema = z.object({
   /** Master switch. `false` turns every feature off and leaves the wire untouched. */
@@ -63,6 +66,20 @@ export const keeperSettingsSchema = z.object({
   compaction: z.object({
     /** Background compaction (also controlled by PI_ASYNC_PREFIX_COMPACTION). */
     enabled: z.boolean().default(true),
+  }),
+  cache: z.object({
+    /** Quantized boundaries, piggybacking and the profitability gate decide when history may change. `false`: every flush applies everything it proposes. */
+    discipline: z.boolean().default(true),
+    /** One extra `cache_control` mark at the end of the frozen history (Anthropic Messages only; needs `discipline`). */
+    seam: z.boolean().default(true),
+    /** Grid step of the frozen-history boundary, in estimated tokens of the raw branch. */
+    gridChunkTokens: positiveInt.default(GRID_CHUNK_TOKENS_DEFAULT),
+    /** Newest history (estimated tokens) the boundary always leaves out of the frozen part. */
+    keepTailTokens: nonNegativeInt.default(KEEP_TAIL_TOKENS_DEFAULT),
+    /** Net saving (uncached-input-token units) a rewrite must beat while the cache is warm. */
+    minNetSaving: z.number().default(0),
+    /** Most future requests the gate counts when it prices a saving (the Lindy horizon's cap). */
+    horizonCap: positiveInt.default(HORIZON_CAP_DEFAULT),
   }),
 });
 

@@ -3,14 +3,23 @@
  * events into calls on the pure core. Effects (settings files, notifications, the status
  * line, session writes) stay here.
  */
-import type { ContextEvent, ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionStartEvent } from "@earendil-works/pi-coding-agent";
+import type {
+  BeforeProviderRequestEvent,
+  CacheWarmingDecisionEvent,
+  ContextEvent,
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+  SessionStartEvent,
+} from "@earendil-works/pi-coding-agent";
 import { thinkingPolicyFor } from "../keeper/config.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS, formatDiagnostic, type SettingsDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { formatKeeperView, type KeeperStatusSection } from "../ui/keeper-view.ts";
 import { formatStats, formatThinkingPolicy } from "../ui/pruning-view.ts";
-import { createPruningRuntime, modelIdentity } from "./pruning-runtime.ts";
+import { createCacheRuntime } from "./cache-runtime.ts";
+import { contextMessagesOf, createPruningRuntime, modelIdentity } from "./pruning-runtime.ts";
 import { createRecallToolDefinition, RECALL_TOOL_NAME } from "../recall/tool.ts";
 import { readSpillFile } from "./spill-files.ts";
 import { loadSettingsFromDisk } from "./settings-source.ts";
@@ -25,6 +34,9 @@ export interface KeeperShell {
   onContext(event: ContextEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
   onMessageEnd(message: ContextMessage, ctx: ExtensionContext): void;
   onTurnEnd(ctx: ExtensionContext): void;
+  /** Seam mark, request facts and fingerprints; `undefined` keeps the payload. */
+  onBeforeProviderRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown;
+  onCacheWarmingDecision(event: CacheWarmingDecisionEvent, ctx: ExtensionContext): { action: "stop" } | undefined;
   onKeeperCommand(args: string, ctx: ExtensionCommandContext): Promise<void>;
   settings(): KeeperSettings;
   /** The `keeper_recall` tool, registered inactive; activated at session start when enabled. */
@@ -48,6 +60,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
   let sources: string[] = [];
   let diagnostics: SettingsDiagnostic[] = [];
 
+  const cache = createCacheRuntime({ pi, settings: () => settings, state: () => pruning.state() });
   const pruning = createPruningRuntime({
     pi,
     settings: () => settings,
@@ -55,6 +68,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
       if (settings.statusLine && ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, text);
     },
     notify: (ctx, text, level) => report(ctx, text, level),
+    discipline: cache,
   });
 
   const sections = (ctx: ExtensionContext): KeeperStatusSection[] => {
@@ -77,6 +91,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
         pruning.restore(ctx);
         const active = pi.getActiveTools();
         if (!active.includes(RECALL_TOOL_NAME)) pi.setActiveTools([...active, RECALL_TOOL_NAME]);
+        cache.restore(ctx, contextMessagesOf(ctx));
       }
     },
     recallTool: () =>
@@ -87,16 +102,28 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
         pageChars: () => settings.recall.pageChars,
       }),
     onSessionTree(ctx) {
-      if (settings.enabled) pruning.restore(ctx);
+      if (!settings.enabled) return;
+      pruning.restore(ctx);
+      cache.restore(ctx, contextMessagesOf(ctx));
     },
     onSessionCompact(ctx) {
-      if (settings.enabled) pruning.afterCompaction(ctx);
+      if (!settings.enabled) return;
+      pruning.afterCompaction(ctx);
+      cache.onCompaction();
     },
     onSessionShutdown: () => pruning.shutdown(),
-    onContext: (event, ctx) => pruning.render(event, ctx),
-    onMessageEnd(message, ctx) {
-      if (settings.enabled) pruning.onAssistantMessageEnd(message, ctx);
+    onContext(event, ctx) {
+      const out = pruning.render(event, ctx);
+      if (settings.enabled) cache.onContextRendered(out?.messages ?? (event.messages as ContextMessage[]));
+      return out;
     },
+    onMessageEnd(message, ctx) {
+      if (!settings.enabled) return;
+      cache.onAssistantMessage(message);
+      pruning.onAssistantMessageEnd(message, ctx);
+    },
+    onBeforeProviderRequest: (event, ctx) => cache.onBeforeProviderRequest(event.payload, ctx),
+    onCacheWarmingDecision: (event) => cache.onCacheWarmingDecision(event),
     onTurnEnd(ctx) {
       if (settings.enabled) pruning.onTurnEnd(ctx);
     },
@@ -116,8 +143,16 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
         report(ctx, done ? formatStats(pruning.state(), done).join("\n") : "context-keeper: nothing flushed", "info");
         return;
       }
+      if (sub === "why") {
+        report(ctx, cache.whyText(), "info");
+        return;
+      }
+      if (sub === "cache") {
+        report(ctx, cache.cacheText(), "info");
+        return;
+      }
       if (sub !== "") {
-        report(ctx, `context-keeper: unknown subcommand "${sub}". Use /keeper, /keeper stats or /keeper now.`, "warning");
+        report(ctx, `context-keeper: unknown subcommand "${sub}". Use /keeper, /keeper stats, /keeper now, /keeper why or /keeper cache.`, "warning");
         return;
       }
       report(ctx, formatKeeperView({ settings, sources, diagnostics, sections: sections(ctx) }), "info");

@@ -5,9 +5,10 @@
  * at the next request; between flushes renders are byte-stable.
  */
 import { estimateTokens, type ContextEvent, type ExtensionAPI, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { FlushDecision } from "../flush/plan.ts";
+import type { FlushDecision, FlushPlan } from "../flush/plan.ts";
 import { thinkingPolicyFor } from "../keeper/config.ts";
-import { budgetTriggerFires, captureForFlush, planKeeperFlush } from "../keeper/flush.ts";
+import { planDisciplinedFlush, type DisciplineFacts, type DisciplineOutcome } from "../keeper/discipline.ts";
+import { budgetTriggerFires, captureForFlush, planKeeperFlush, type FlushInputs } from "../keeper/flush.ts";
 import { keeperRender } from "../keeper/render.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import type { ContextMessage } from "../session/messages.ts";
@@ -22,7 +23,8 @@ import { emptyRecallIndex, recordOriginals, writeSpills, type RecallIndex } from
 import { summarizeForFlush } from "./summarize-effect.ts";
 import { spillPathFor, writeSpillFile } from "./spill-files.ts";
 
-export type FlushTrigger = "request-end" | "budget" | "manual";
+/** "cold": a re-plan without new summaries at a request whose cache is already lost. */
+export type FlushTrigger = "request-end" | "budget" | "manual" | "cold";
 
 export interface FlushReport {
   trigger: FlushTrigger;
@@ -39,6 +41,11 @@ export interface PruningRuntimeDeps {
   status: (ctx: ExtensionContext, text: string | undefined) => void;
   notify: (ctx: ExtensionContext, text: string, level: "info" | "warning") => void;
   now?: () => number;
+  /** Cache discipline's edge (request facts, decision log); absent: flushes apply everything. */
+  discipline?: {
+    facts(ctx: ExtensionContext): DisciplineFacts;
+    recordFlush(outcome: DisciplineOutcome, rewrote: boolean): void;
+  };
 }
 
 export interface PruningRuntime {
@@ -99,6 +106,43 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     const s = deps.settings();
     return s.enabled && (s.pruning.enabled || thinkingPolicyFor(s, modelIdentity(ctx)).strip);
   };
+  const disciplined = () => deps.discipline !== undefined && deps.settings().cache.discipline;
+
+  /** The flush plan, through cache discipline when it is on. */
+  function planFor(inputs: FlushInputs & { summaries: readonly BatchSummary[] }, ctx: ExtensionContext, label: string): FlushPlan {
+    const at = now();
+    if (!disciplined() || !deps.discipline) return planKeeperFlush({ ...inputs, now: at });
+    const d = planDisciplinedFlush({
+      cache: inputs.settings.cache,
+      facts: deps.discipline.facts(ctx),
+      now: at,
+      label,
+      plan: (boundaryHooks) => planKeeperFlush({ ...inputs, now: at, boundaryHooks }),
+      render: (messages, s) => keeperRender({ messages, state: s, settings: inputs.settings, model: inputs.model }),
+    });
+    deps.discipline.recordFlush(d.outcome, d.plan.nextState.stats.rewritesCaused > inputs.state.stats.rewritesCaused);
+    return d.plan;
+  }
+
+  /**
+   * The cache is already lost (TTL, model, thinking level, tools, compaction): apply what
+   * waits, synchronously and without the summarizer (summaries of earlier flushes are in the
+   * state), before this request renders.
+   */
+  function coldReplan(ctx: ExtensionContext): void {
+    if (!active(ctx) || !disciplined() || inFlight || !deps.discipline?.facts(ctx).cold) return;
+    const settings = deps.settings();
+    const branchMessages = contextMessagesOf(ctx);
+    const plan = planFor({ state, branchMessages, settings, model: modelIdentity(ctx), summaries: [] }, ctx, `flush ${state.stats.flushes + 1} (cold)`);
+    // Only a re-plan that changes history is worth persisting here; a boundary move waits for the next flush.
+    if (plan.nextState.stats.rewritesCaused === state.stats.rewritesCaused) return;
+    const recorded = recordOriginals(recall, { calls: prunedCallsOf(branchMessages, plan.nextState) });
+    const recallAdded = recallDelta(recall, recorded.index);
+    if (recallAdded) deps.pi.appendEntry(CUSTOM_TYPE_RECALL, recallAdded);
+    recall = recorded.index;
+    for (const entry of plan.entriesToPersist) deps.pi.appendEntry(entry.customType, entry.data);
+    state = plan.nextState;
+  }
 
   async function runFlush(trigger: FlushTrigger, ctx: ExtensionContext, closingMessage?: ContextMessage): Promise<FlushReport> {
     const started = now();
@@ -128,7 +172,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     });
     abort = undefined;
     // Plan against the state as it is now (a flush never overlaps another one).
-    const plan = planKeeperFlush({ ...inputs, state, summaries, now: now() });
+    const plan = planFor({ ...inputs, state, summaries }, ctx, `flush ${state.stats.flushes + 1} (${trigger})`);
     // Every output the new state hides gets indexed (huge ones spilled beside the session)
     // before any stub or chain line can point at it: summarized batches, aliased duplicates,
     // and calls listed inside compressed chains.
@@ -195,6 +239,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     },
     render(event, ctx) {
       if (!deps.settings().enabled) return undefined;
+      coldReplan(ctx);
       const out = keeperRender({ messages: event.messages as ContextMessage[], state, settings: deps.settings(), model: modelIdentity(ctx) });
       return out === event.messages ? undefined : { messages: out };
     },

@@ -57,6 +57,12 @@ export const FrontierSchema = z.object({
   compressedChains: z.array(CompressedChainSchema),
   /** Assistant messages older than this lose their thinking at render (owned by the thinking strip). */
   thinkingStripBoundaryTimestamp: z.number().optional(),
+  /**
+   * Cache discipline: timestamp of the last message of the frozen history (the quantized
+   * boundary). History up to it changes only at grid steps or on a cold cache; the seam mark
+   * sits at its end. Absent until the boundary is first set.
+   */
+  frozenThroughTimestamp: z.number().optional(),
 });
 export type Frontier = z.infer<typeof FrontierSchema>;
 

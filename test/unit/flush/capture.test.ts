@@ -36,6 +36,18 @@ describe("captureBatches", () => {
     const midLoop = captureBatches({ branchMessages: msgs, state: emptyState(), config: flushConfig });
     expect(midLoop.batches).toEqual([]);
     expect(midLoop.skipped).toEqual([{ batchKey: "batch:x@2", reason: "unseen" }]);
+    // its duplicates are not aliased either
+    const dup = [user("p", 1), assistant([call("a", "read")], 2), result("a", "read", "D".repeat(5000), 3), assistant([call("b", "read")], 4), result("b", "read", "D".repeat(5000), 5)];
+    const seen = [...dup.slice(0, 3), assistant([call("b", "read")], 4)];
+    const first = captureBatches({ branchMessages: seen, state: emptyState(), config: flushConfig });
+    expect(first.batches.map((b) => b.batchKey)).toEqual(["batch:a@2"]);
+    const planned = planFlush({ state: emptyState(), branchMessages: seen, summaries: [summary("batch:a@2", "D lines")], config: flushConfig, now: 10 });
+    const again = captureBatches({ branchMessages: dup, state: planned.nextState, config: flushConfig });
+    expect(again.duplicates).toEqual([]);
+    expect(again.skipped).toEqual([{ batchKey: "batch:b@4", reason: "unseen" }]);
+    // once answered, b's identical output is aliased to a's summary
+    const later = captureBatches({ branchMessages: [...dup, assistant([text("ok")], 6)], state: planned.nextState, config: flushConfig });
+    expect(later.duplicates.map((d) => d.occurrenceKey)).toEqual(["b@4#0"]);
     const answered = captureBatches({ branchMessages: [...msgs, assistant([call("y", "read")], 4)], state: emptyState(), config: flushConfig });
     expect(answered.batches.map((b) => b.batchKey)).toEqual(["batch:x@2"]);
   });
@@ -48,7 +60,7 @@ describe("captureBatches", () => {
   });
 
   test("a batch with only protected calls is skipped as protected; protected tool names too", () => {
-    const msgs = [user("p", 1), assistant([call("k", "keeper_recall", { ref: "r" })], 2), result("k", "keeper_recall", "X".repeat(5000), 3)];
+    const msgs = [user("p", 1), assistant([call("k", "keeper_recall", { ref: "r" })], 2), result("k", "keeper_recall", "X".repeat(5000), 3), assistant([text("ok")], 4)];
     const r = captureBatches({ branchMessages: msgs, state: emptyState(), config: flushConfig });
     expect(r.batches).toEqual([]);
     expect(r.skipped).toEqual([{ batchKey: "batch:k@2", reason: "protected" }]);

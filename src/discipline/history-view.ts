@@ -1,0 +1,110 @@
+/**
+ * History seen through renders, per raw branch message: what the last request sent, what the
+ * next one would send with the state as it is, and with a flush's proposal applied.
+ *
+ * Renders may drop messages (chain compression) but keep timestamps (a compressed chain's
+ * message carries the timestamp of the chain's first message), so rendered messages are
+ * lined up with raw ones by timestamp: every rendered message with timestamp t counts for
+ * the first raw message with timestamp t; other raw messages with t count 0. Raw messages
+ * without a timestamp keep their own size and never count as changed.
+ *
+ * Tokens are chars / 4 of what the model sees (text, thinking, tool calls, images 4,800
+ * chars), Pi's own estimate. Memoized per message object: renders reuse unchanged objects.
+ */
+import { isAssistant, timestampOf, type ContextMessage } from "../session/messages.ts";
+
+const charsMemo = new WeakMap<object, number>();
+const bytesMemo = new WeakMap<object, string>();
+
+export function messageTokens(m: ContextMessage): number {
+  let n = charsMemo.get(m);
+  if (n === undefined) {
+    n = 0;
+    const content = (m as { content?: unknown }).content;
+    if (typeof content === "string") n = content.length;
+    else if (Array.isArray(content)) {
+      for (const b of content as Array<Record<string, unknown>>) {
+        if (b.type === "text") n += String(b.text ?? "").length;
+        else if (b.type === "thinking") n += String(b.thinking ?? "").length;
+        else if (b.type === "toolCall") n += String(b.name ?? "").length + JSON.stringify(b.arguments ?? {}).length;
+        else if (b.type === "image") n += 4800;
+      }
+    }
+    charsMemo.set(m, n);
+  }
+  return Math.ceil(n / 4);
+}
+
+/** Wire blocks a message becomes (for the 20-block lookback); tool results are one block each. */
+export function messageBlocks(m: ContextMessage): number {
+  const content = (m as { content?: unknown }).content;
+  if ((m as { role?: string }).role === "toolResult") return 1;
+  return Array.isArray(content) ? Math.max(1, content.length) : 1;
+}
+
+function bytesOf(m: ContextMessage): string {
+  let s = bytesMemo.get(m);
+  if (s === undefined) {
+    s = JSON.stringify(m);
+    bytesMemo.set(m, s);
+  }
+  return s;
+}
+
+export interface RenderedSlot {
+  tokens: number;
+  /** The rendered messages' identities (for change detection). */
+  messages: ContextMessage[];
+}
+
+/** Rendered slots per raw message index (see the module comment). */
+export function slotsByRawIndex(raw: readonly ContextMessage[], rendered: readonly ContextMessage[]): RenderedSlot[] {
+  const byTs = new Map<number, RenderedSlot>();
+  for (const m of rendered) {
+    const t = timestampOf(m);
+    if (t === undefined) continue;
+    const slot = byTs.get(t) ?? { tokens: 0, messages: [] };
+    slot.tokens += messageTokens(m);
+    slot.messages.push(m);
+    byTs.set(t, slot);
+  }
+  const seen = new Set<number>();
+  return raw.map((m) => {
+    const t = timestampOf(m);
+    if (t === undefined) return { tokens: messageTokens(m), messages: [m] };
+    if (seen.has(t)) return { tokens: 0, messages: [] };
+    seen.add(t);
+    return byTs.get(t) ?? { tokens: 0, messages: [] };
+  });
+}
+
+export function slotsDiffer(a: RenderedSlot, b: RenderedSlot): boolean {
+  if (a.messages.length !== b.messages.length) return true;
+  for (let i = 0; i < a.messages.length; i++) {
+    const x = a.messages[i];
+    const y = b.messages[i];
+    if (x !== y && bytesOf(x) !== bytesOf(y)) return true;
+  }
+  return false;
+}
+
+/** Index of the last assistant message (the previous request produced it), or −1. */
+export function lastAssistantIndex(messages: readonly ContextMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (isAssistant(messages[i])) return i;
+  return -1;
+}
+
+/**
+ * True when the branch ends with an assistant message: flushes run there only when the request
+ * is over (a final answer, or a loop the user interrupted), so the next request starts a new
+ * user prompt.
+ */
+export function endsWithAssistant(messages: readonly ContextMessage[]): boolean {
+  const last = messages[messages.length - 1];
+  return last !== undefined && isAssistant(last);
+}
+
+/** A stand-in for the next user prompt, so the just-finished loop renders as history. */
+export function nextPromptProbe(): ContextMessage {
+  return { role: "user", content: "", timestamp: Number.MAX_SAFE_INTEGER } as ContextMessage;
+}

@@ -1,0 +1,109 @@
+/**
+ * Where the seam goes in a wire payload, from the persisted frozen boundary and the messages
+ * the `context` handler rendered (render stays pure; this runs in `before_provider_request`).
+ *
+ * Rendered messages carry timestamps, wire messages do not, and pi-ai reshapes the array
+ * (consecutive tool results merge into one user message, errored assistants are dropped,
+ * custom messages become user text). So the last frozen rendered message is found by
+ * timestamp, then located on the wire by something both sides carry: a tool result's id, an
+ * assistant's tool-call id, or a user message's text. Ids may repeat within a session, so
+ * the n-th occurrence on one side is matched with the n-th on the other.
+ *
+ * The seam moves lazily: when a request re-writes history after the seam the previous
+ * request carried, the seam stays there (its cache entry is what this request reads); it
+ * moves to the new boundary on a request that only extends the previous one, where the move
+ * costs nothing.
+ */
+import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
+import { isAssistant, isToolResult, isUser, timestampOf, toolCallsOf, type ContextMessage } from "../session/messages.ts";
+
+/** Index of the last rendered message at or before the frozen timestamp (−1: none). */
+export function renderedIndexThrough(rendered: readonly ContextMessage[], frozenThrough: number): number {
+  let out = -1;
+  for (let i = 0; i < rendered.length; i++) {
+    const t = timestampOf(rendered[i]);
+    if (t !== undefined && t > frozenThrough) break;
+    out = i;
+  }
+  return out;
+}
+
+type AnyBlock = { type: string; tool_use_id?: unknown; id?: unknown; text?: unknown };
+const blocksOf = (m: WireMessage): AnyBlock[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as AnyBlock[]));
+
+/** Wire index of the occurrence-th message (0-based) satisfying `has`, or undefined. */
+function nthWire(body: WireRequestBody, has: (m: WireMessage) => boolean, occurrence: number): number | undefined {
+  let seen = 0;
+  for (let i = 0; i < body.messages.length; i++) {
+    if (!has(body.messages[i])) continue;
+    if (seen === occurrence) return i;
+    seen++;
+  }
+  return undefined;
+}
+
+function userText(m: ContextMessage): string | undefined {
+  const c = (m as { content?: unknown }).content;
+  if (typeof c === "string") return c;
+  if (!Array.isArray(c)) return undefined;
+  const texts = (c as Array<{ type: string; text?: string }>).filter((b) => b.type === "text" && b.text).map((b) => b.text!);
+  return texts.length > 0 ? texts[texts.length - 1] : undefined;
+}
+
+/** The wire message holding rendered message `index`, found through the nearest identifiable message at or before it. */
+export function wireIndexOfRendered(rendered: readonly ContextMessage[], index: number, body: WireRequestBody): number | undefined {
+  for (let i = Math.min(index, rendered.length - 1); i >= 0; i--) {
+    const m = rendered[i];
+    let found: number | undefined;
+    if (isToolResult(m)) {
+      const id = m.toolCallId;
+      const n = rendered.slice(0, i).filter((x) => isToolResult(x) && x.toolCallId === id).length;
+      found = nthWire(body, (w) => w.role === "user" && blocksOf(w).some((b) => b.type === "tool_result" && b.tool_use_id === id), n);
+    } else if (isAssistant(m) && m.stopReason !== "error" && m.stopReason !== "aborted" && toolCallsOf(m).length > 0) {
+      const id = toolCallsOf(m)[0].id;
+      const n = rendered.slice(0, i).filter((x) => isAssistant(x) && x.stopReason !== "error" && x.stopReason !== "aborted" && toolCallsOf(x).some((c) => c.id === id)).length;
+      found = nthWire(body, (w) => w.role === "assistant" && blocksOf(w).some((b) => b.type === "tool_use" && b.id === id), n);
+    } else if (isUser(m)) {
+      const text = userText(m);
+      if (text !== undefined) {
+        const n = rendered.slice(0, i).filter((x) => isUser(x) && userText(x) === text).length;
+        found = nthWire(body, (w) => w.role === "user" && blocksOf(w).some((b) => b.type === "text" && b.text === text), n);
+      }
+    }
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+export interface SeamChoiceInput {
+  /** Wire index of the frozen boundary in this payload (undefined: none). */
+  target: number | undefined;
+  /** Seam wire index the previous request carried (−1 or undefined: none). */
+  previousSeam: number | undefined;
+  /** Short prefix hashes per message of the previous and of this request (attribution.ts). */
+  previousPrefixes: readonly string[] | undefined;
+  currentPrefixes: readonly string[];
+}
+
+/** First message index where the prefixes differ within the previous request, or undefined when this one extends it. */
+function firstDifference(previous: readonly string[], current: readonly string[]): number | undefined {
+  for (let i = 0; i < previous.length; i++) if (previous[i] !== current[i]) return i;
+  return undefined;
+}
+
+export function chooseSeamIndex(input: SeamChoiceInput): number | undefined {
+  const { target, previousSeam, previousPrefixes, currentPrefixes } = input;
+  if (previousPrefixes === undefined || previousSeam === undefined || previousSeam < 0) return target;
+  const changed = firstDifference(previousPrefixes, currentPrefixes);
+  if (changed === undefined) return target;
+  // History changed: keep the previous seam when its prefix survived, so it is read.
+  return previousSeam < changed ? previousSeam : target;
+}
+
+/** Anthropic's minimum cacheable prompt by model (tokens). */
+export function minCacheableTokensFor(modelId: string): number {
+  const id = modelId.toLowerCase();
+  if (/opus-4-[5-9]|haiku-4-[5-9]/.test(id)) return 4096;
+  if (id.includes("haiku")) return 2048;
+  return 1024;
+}

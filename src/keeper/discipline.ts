@@ -1,0 +1,237 @@
+/**
+ * Cache discipline for one flush, as a pure composition shared by the live extension and the
+ * replay report: quantized boundary → eligible mutations → piggybacking + profitability gate
+ * → the part of the proposal to apply, plus the gate log and the boundary to persist.
+ *
+ *   full plan (no hook)  → the state with everything applied (for measuring)
+ *   hooked plan          → the same flush, holding back what does not pay
+ *
+ * Per mutation (see proposal-mutations.ts): where the next request first changes, what it
+ * removes. Eligible while the cache is warm: mutations that end before the quantized boundary
+ * (frozen history advances only at grid steps). On a cold cache every visible mutation is
+ * due and the gate prices the rewrite at zero. Mutations inside the running tool loop are
+ * invisible to the next request and wait for the flush that ends the loop; mutations that
+ * change no byte are applied; outputs the model has not answered yet (after the last
+ * assistant message) are never hidden before it saw them once. "Forced": state already decided earlier that becomes visible
+ * now (a finished loop whose stubs the loop guard held back) — history changes from there
+ * anyway, so due mutations after it ride along.
+ *
+ * The rewrite's real start is the nearest readable cache entry before the change
+ * (rewrite-anchor.ts): the seam, a recent request end within the lookback, or nothing.
+ */
+import { readableAnchors } from "../discipline/rewrite-anchor.ts";
+import { type CacheTtl, priceFlush } from "../discipline/gate.ts";
+import {
+  endsWithAssistant,
+  lastAssistantIndex,
+  messageBlocks,
+  messageTokens,
+  nextPromptProbe,
+  slotsByRawIndex,
+  slotsDiffer,
+} from "../discipline/history-view.ts";
+import { planPiggyback, type DueMutation, type PiggybackRole } from "../discipline/piggyback.ts";
+import { measureMutations, restrictProposal, type ProposalMutation } from "../discipline/proposal-mutations.ts";
+import { cutFromTimestamp, quantizeBranchBoundary, type BranchBoundary } from "../discipline/quantize.ts";
+import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
+import type { GateDecision, GateLogEntry } from "../discipline/schema.ts";
+import type { PendingRewrite } from "../discipline/cold-cache.ts";
+import { laterLossChance, lossChance, type ObservedLosses } from "../discipline/observed-loss.ts";
+import type { CachePricing } from "../cache/pricing.ts";
+import { type BoundaryHook, type BoundaryHookContext, type FlushPlan, type FlushProposal } from "../flush/plan.ts";
+import { currentLoopStart } from "../prune/occurrence.ts";
+import { isAssistant, type ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import { frontierEntry } from "../state/entries.ts";
+import { CUSTOM_TYPE_FRONTIER, type KeeperState } from "../state/schema.ts";
+
+export type CacheSettings = KeeperSettings["cache"];
+
+/** What the edge knows about the cache at the flush. */
+export interface DisciplineFacts {
+  /** Send times (ms) of this session's main requests so far, oldest first. */
+  requestTimes: readonly number[];
+  /** The cached prefix is already lost (cold-cache.ts): every rewrite is free. */
+  cold: boolean;
+  ttl: CacheTtl;
+  ttlMs: number;
+  /** Context size and window now, for relief under pressure. */
+  context?: { tokens: number; window: number };
+  /** The last request carried a seam mark at the persisted frozen boundary. */
+  seamActive: boolean;
+  pricing?: CachePricing;
+  /** Most future requests the gate counts (request-horizon.ts; default 30). */
+  horizonCap?: number;
+  /** Unannounced cache losses seen so far (observed-loss.ts): priced as a chance of a free rewrite. */
+  observedLosses?: ObservedLosses;
+}
+
+export type MutationVerdict = PiggybackRole | "no-op" | "invisible" | "frozen" | "unseen";
+
+export interface DisciplineOutcome {
+  boundary: BranchBoundary | undefined;
+  /** Gate decisions of this flush (at most one), for `/keeper why`. */
+  log: GateLogEntry[];
+  verdicts: Record<string, MutationVerdict>;
+  applied: string[];
+  deferred: string[];
+  /** The earliest rewrite still waiting, for cache-warming decisions. */
+  pending: PendingRewrite | undefined;
+  expectedRequests: number;
+}
+
+export interface DisciplinedFlushInput {
+  cache: CacheSettings;
+  facts: DisciplineFacts;
+  now: number;
+  /** Names the flush in the log ("flush 12 (request-end)"). */
+  label: string;
+  /** planKeeperFlush (or planFlush) over the flush's inputs with these hooks. */
+  plan: (boundaryHooks: readonly BoundaryHook[]) => FlushPlan;
+  /** The `context` render for a message array and a state. */
+  render: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
+}
+
+const suffixSums = (xs: readonly number[]): number[] => {
+  const out = new Array<number>(xs.length + 1).fill(0);
+  for (let i = xs.length - 1; i >= 0; i--) out[i] = out[i + 1] + xs[i];
+  return out;
+};
+
+interface DecideInput extends DisciplinedFlushInput {
+  proposal: FlushProposal;
+  ctx: BoundaryHookContext;
+  trial: KeeperState;
+}
+
+function decide(input: DecideInput): { applied: FlushProposal; outcome: DisciplineOutcome } {
+  const { proposal, ctx, facts, cache, trial } = input;
+  const messages = ctx.messages;
+  const state = ctx.state;
+  const previousThinking = state.frontier.thinkingStripBoundaryTimestamp;
+  const boundary = quantizeBranchBoundary({
+    messages,
+    unit: { kind: "tokens", keepTailTokens: cache.keepTailTokens, chunkTokens: cache.gridChunkTokens, tokensOf: messageTokens },
+    previousFrozenThroughTimestamp: state.frontier.frozenThroughTimestamp,
+  });
+
+  const world = endsWithAssistant(messages) ? [...messages, nextPromptProbe()] : [...messages];
+  const lastSent = Math.max(0, lastAssistantIndex(messages));
+  const sent = slotsByRawIndex(messages, input.render(messages.slice(0, lastSent), state));
+  const without = slotsByRawIndex(messages, input.render(world, state));
+  const withAll = slotsByRawIndex(messages, input.render(world, trial));
+  const mutations = measureMutations({ proposal, messages, previousThinkingBoundary: previousThinking, without, withAll });
+
+  let forcedFrom: number | undefined;
+  for (let i = 0; i < lastSent; i++) {
+    if (slotsDiffer(sent[i], without[i])) {
+      forcedFrom = i;
+      break;
+    }
+  }
+  const loopStart = currentLoopStart(world);
+  // The frozen history of the last request: byte-identical until the cache goes cold.
+  const frozenCut = state.frontier.frozenThroughTimestamp === undefined ? 0 : cutFromTimestamp(messages, state.frontier.frozenThroughTimestamp);
+  const verdicts: Record<string, MutationVerdict> = {};
+  const due: ProposalMutation[] = [];
+  const lastAssistant = lastAssistantIndex(messages);
+  for (const m of mutations) {
+    // Outputs after the last assistant message have not reached the model yet: never hidden before it saw them once.
+    if (m.end !== undefined && lastAssistant >= 0 && m.end > lastAssistant) verdicts[m.id] = "unseen";
+    else if (m.position === undefined) verdicts[m.id] = m.range.some((i) => i >= loopStart) ? "invisible" : "no-op";
+    else if (facts.cold || boundary.moved || m.position >= frozenCut) due.push(m);
+    else verdicts[m.id] = "frozen";
+  }
+
+  const sentFrom = suffixSums(sent.slice(0, lastSent).map((s) => s.tokens));
+  const seamCut = facts.seamActive && state.frontier.frozenThroughTimestamp !== undefined ? frozenCut : undefined;
+  const anchors = readableAnchors({
+    seamCut,
+    blocks: messages.map(messageBlocks),
+    requestEnd: messages.map((m) => !isAssistant(m)),
+    trailingBlocks: world.length - messages.length,
+  });
+  const cachedTokensFrom = (q: number): number => sentFrom[Math.min(lastSent, anchors[Math.min(q, anchors.length - 1)])];
+  const losses = facts.observedLosses;
+  const horizon = estimateRequestHorizon({
+    requestTimes: facts.requestTimes,
+    ttlMs: facts.ttlMs,
+    cap: facts.horizonCap ?? cache.horizonCap,
+  });
+  const startsPrompt = world.length > messages.length || (messages.length > 0 && !isAssistant(messages[messages.length - 1]) && currentLoopStart(messages) === messages.length);
+  const gate = {
+    expectedRequests: horizon.expectedRequests,
+    cacheCold: facts.cold,
+    ...(losses ? { coldChance: lossChance(startsPrompt ? losses.prompt : losses.loop), futureColdChance: laterLossChance(losses) } : {}),
+    ttl: facts.ttl,
+    ...(facts.pricing ? { pricing: facts.pricing } : {}),
+    ...(facts.context ? { context: facts.context } : {}),
+    options: { minNetSaving: cache.minNetSaving },
+  };
+  const forcedId = "forced:state";
+  const dueMutations: DueMutation[] = due.map((m) => ({
+    id: m.id,
+    kind: m.kind === "alias" ? "stub" : m.kind,
+    position: m.position!,
+    tokensRemoved: Math.max(0, m.tokensRemoved),
+  }));
+  if (forcedFrom !== undefined && !facts.cold) dueMutations.push({ id: forcedId, kind: "stub", position: forcedFrom, tokensRemoved: 0, forced: true });
+  const pp = planPiggyback({ due: dueMutations, cachedTokensFrom, gate });
+  for (const [id, role] of Object.entries(pp.roles)) if (id !== forcedId) verdicts[id] = role;
+
+  const appliedIds = new Set(Object.entries(verdicts).filter(([, v]) => v === "forced" || v === "rides-along" || v === "pays-alone" || v === "no-op").map(([id]) => id));
+  const applied = mutations.filter((m) => appliedIds.has(m.id)).map((m) => m.id);
+  const deferred = mutations.filter((m) => !appliedIds.has(m.id)).map((m) => m.id);
+
+  const log: GateLogEntry[] = [];
+  const entry = (position: number, mutationIds: string[], decision: GateDecision): GateLogEntry => ({ at: input.now, label: input.label, mutationIds, position, decision });
+  if (pp.chosen) log.push(entry(pp.chosen.position, pp.chosen.mutationIds, pp.chosen.decision));
+  else if (pp.forcedFrom !== undefined && pp.apply.length > 1) {
+    const riders = pp.apply.filter((m) => m.id !== forcedId);
+    const removed = riders.reduce((s, m) => s + m.tokensRemoved, 0);
+    const priced = priceFlush({ ...gate, tokensRemoved: removed, rewrittenTokens: Math.max(0, cachedTokensFrom(pp.forcedFrom) - removed) });
+    log.push(entry(pp.forcedFrom, riders.map((m) => m.id), { ...priced, apply: true, reason: "forced" }));
+  } else if (pp.priced.length > 0) {
+    const best = pp.priced.reduce((a, b) => (b.decision.numbers.net > a.decision.numbers.net ? b : a));
+    log.push(entry(best.position, best.mutationIds, best.decision));
+  }
+
+  const waiting = mutations.filter((m) => !appliedIds.has(m.id) && m.position !== undefined);
+  const firstWaiting = waiting.length > 0 ? Math.min(...waiting.map((m) => m.position!)) : undefined;
+  const pending: PendingRewrite | undefined =
+    firstWaiting === undefined ? undefined : { cachedPrefixTokens: sentFrom[0], keptPrefixTokens: sentFrom[0] - cachedTokensFrom(firstWaiting) };
+
+  return {
+    applied: restrictProposal(proposal, appliedIds, previousThinking),
+    outcome: { boundary, log, verdicts, applied, deferred, pending, expectedRequests: horizon.expectedRequests },
+  };
+}
+
+/**
+ * The plan with the frontier's frozen boundary set to `ts`. When the plan persisted no
+ * frontier (nothing else changed), the boundary's move is a flush of its own: a frontier entry
+ * with the next `flushSeq` and `lastFlushAt = now`, so every frontier write stays one flush.
+ */
+export function withFrozenBoundary(plan: FlushPlan, ts: number | undefined, now: number): FlushPlan {
+  if (ts === undefined || plan.nextState.frontier.frozenThroughTimestamp === ts) return plan;
+  const persisted = plan.entriesToPersist.some((e) => e.customType === CUSTOM_TYPE_FRONTIER);
+  const base = plan.nextState.frontier;
+  const frontier = persisted ? { ...base, frozenThroughTimestamp: ts } : { ...base, flushSeq: base.flushSeq + 1, lastFlushAt: now, frozenThroughTimestamp: ts };
+  const entry = frontierEntry(frontier);
+  const entries = persisted ? plan.entriesToPersist.map((e) => (e.customType === CUSTOM_TYPE_FRONTIER ? entry : e)) : [...plan.entriesToPersist, entry];
+  return { ...plan, nextState: { ...plan.nextState, frontier }, entriesToPersist: entries };
+}
+
+/** One flush under cache discipline: the plan to persist and what was decided. */
+export function planDisciplinedFlush(input: DisciplinedFlushInput): { plan: FlushPlan; outcome: DisciplineOutcome } {
+  const full = input.plan([]);
+  let outcome: DisciplineOutcome | undefined;
+  const hook: BoundaryHook = (proposal, ctx) => {
+    const d = decide({ ...input, proposal, ctx, trial: full.nextState });
+    outcome = d.outcome;
+    return d.applied;
+  };
+  const plan = input.plan([hook]);
+  const decided: DisciplineOutcome = outcome ?? { boundary: undefined, log: [], verdicts: {}, applied: [], deferred: [], pending: undefined, expectedRequests: 1 };
+  return { plan: withFrozenBoundary(plan, decided.boundary?.frozenThroughTimestamp, input.now), outcome: decided };
+}
