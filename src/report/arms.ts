@@ -72,6 +72,7 @@ export function keeperArm(name: string, description: string, override: SettingsO
 export const ARMS: readonly Arm[] = [
   bareArm,
   keeperArm("keeper", "this extension, default settings"),
+  keeperArm("summarizer-model", 'defaults, summarizer.mode "model" (a model summary for every batch, whether it pays or not)', { summarizer: { mode: "model" } }),
   keeperArm("discipline-off", "defaults, cache discipline off (every flush applies everything it proposes)", { cache: { discipline: false } }),
   keeperArm("no-pruning", "defaults, pruning off (no stubs, purges or chain compression)", { pruning: { enabled: false } }),
   keeperArm("thinking-off", "defaults, thinking strip mode off", { thinkingStrip: { mode: "off" } }),

@@ -171,8 +171,10 @@ export function measureFidelity(options: FidelityOptions): FidelityReport {
   const { points } = recordedRequestPoints(parseSessionText(options.sessionText, file));
   const summarize = options.summarize ?? extractiveReplaySummarizer();
   const summarizedKeys = new Set<string>();
+  const config = keeperReplayConfig(options.settings ?? DEFAULT_SETTINGS);
   const engine = createKeeperReplayEngine({
-    config: keeperReplayConfig(options.settings ?? DEFAULT_SETTINGS),
+    // Every batch goes to the caller's summarizer: the measure is of that summarizer.
+    config: { ...config, summarizer: { ...config.summarizer, mode: "model" } },
     summarize: (batch) => {
       for (const c of batch.calls) summarizedKeys.add(c.occurrenceKey);
       return summarize(batch);

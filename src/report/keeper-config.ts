@@ -1,6 +1,6 @@
 /**
- * What the keeper replay engine reads: the pruning config, the thinking-strip settings and
- * the budget trigger, derived from the user-facing settings (`src/settings/schema.ts`) so an
+ * What the keeper replay engine reads: the pruning config, the thinking-strip settings, the
+ * budget trigger and the summarizer mode, derived from the user-facing settings (`src/settings/schema.ts`) so an
  * arm is "these settings", never a second set of defaults.
  */
 import { DEFAULT_PRUNE_CONFIG, RECALL_TOOL_NAME, type PruneConfig } from "../prune/config.ts";
@@ -13,6 +13,8 @@ export interface KeeperReplayConfig {
   enabled: boolean;
   prune: PruneConfig;
   thinking: { mode: ThinkingStripMode; keepLastTurns: number };
+  /** `summarizer.mode`, and the request horizon's cap (`cache.horizonCap`) the `auto` choice counts with. */
+  summarizer: { mode: KeeperSettings["summarizer"]["mode"]; horizonCap: number };
 }
 
 /** Deep-partial settings, for arm definitions. */
@@ -45,5 +47,10 @@ export function keeperReplayConfig(settings: KeeperSettings = DEFAULT_SETTINGS):
     chainCompression: { ...p.chainCompression },
     budgetTrigger: { ...p.budgetTrigger },
   };
-  return { enabled: settings.enabled, prune, thinking: { mode: settings.thinkingStrip.mode, keepLastTurns: settings.thinkingStrip.keepLastTurns } };
+  return {
+    enabled: settings.enabled,
+    prune,
+    thinking: { mode: settings.thinkingStrip.mode, keepLastTurns: settings.thinkingStrip.keepLastTurns },
+    summarizer: { mode: settings.summarizer.mode, horizonCap: settings.cache.horizonCap },
+  };
 }

@@ -8,8 +8,10 @@
  * - budget trigger: inside a tool loop (the context ends with a tool result), once the
  *   messages added since the last flush reach min(fraction × context window, maxTokens)
  *   tokens (characters / 4, Pi's own estimate). The flush sees the whole context.
- * A flush captures the finished batches (`captureBatches`), summarizes them with the
- * injected deterministic summarizer, and plans the new state (`planFlush`, with the
+ * A flush captures the finished batches (`captureBatches`), summarizes them as the live
+ * extension would (`summarizer.mode`; under `auto`, `chooseSummarySource` with the request
+ * horizon of the recorded request times decides per batch: the injected deterministic
+ * stand-in for a model summary, or the real extractive summarizer), and plans the new state (`planFlush`, with the
  * thinking boundary when the thinking policy strips for the request's model).
  * Every request then renders with `renderContext` (stub-replace, error-purge,
  * chain-compress, thinking strip, pairing sweep) over the persisted state.
@@ -19,6 +21,7 @@
  */
 import { TTL_5M_MS } from "../cache/pricing.ts";
 import { observedLossesInHistory } from "../discipline/observed-loss.ts";
+import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
 import type { GateLogEntry } from "../discipline/schema.ts";
 import { captureBatches } from "../flush/capture.ts";
 import { planFlush, type BoundaryHook } from "../flush/plan.ts";
@@ -31,7 +34,7 @@ import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
 import { boundaryForRender, computeThinkingBoundary, resolveThinkingPolicy, stripOldThinking } from "../thinking/index.ts";
 import type { KeeperReplayConfig } from "./keeper-config.ts";
-import type { ReplaySummarizer } from "./replay-summaries.ts";
+import { replaySummaryOf, type ReplaySummarizer } from "./replay-summaries.ts";
 
 /** What the replay knows about a request (model and recorded time). */
 export interface KeeperRequestInfo {
@@ -54,14 +57,17 @@ export type FlushReason = "request-end" | "budget" | "cold";
 export interface ReplayFlush {
   requestIndex: number;
   reason: FlushReason;
-  /** Batches sent to the summarizer. */
+  /** Batches summarized. */
   batches: number;
+  /** Of those, batches sent to the model summarizer (the injected stand-in). */
+  modelBatches: number;
   /** Whether the flush changed rendered history (stubs, purges, chains or the thinking boundary). */
   rewrote: boolean;
   summarizerBilled: number;
 }
 
 export interface SummarizerTotals {
+  /** Batches sent to the model summarizer (the others were summarized extractively, free). */
   calls: number;
   inputTokens: number;
   outputTokens: number;
@@ -102,6 +108,7 @@ export function initialKeeperReplayState(): KeeperReplayState {
 
 export interface KeeperReplayDeps {
   config: KeeperReplayConfig;
+  /** Stands in for the model summarizer: batches `summarizer.mode` sends to the model. */
   summarize: ReplaySummarizer;
   /** Context window of the request's model, for the budget trigger. Default 200k. */
   contextWindow?: (info: KeeperRequestInfo) => number;
@@ -195,7 +202,10 @@ function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperRepla
   const { prune, thinking } = deps.config;
   const keeper = dropStateOutsideContext(state.keeper, liveOccurrenceKeys(point.branch));
   const { batches } = fc.summarizeBatches ? captureBatches({ branchMessages: point.branch, state: keeper, config: prune }) : { batches: [] };
-  const results = batches.map((b) => deps.summarize(b));
+  // The live flush sees the requests sent so far: the horizon of the recorded times before this request.
+  const expectedRequests = estimateRequestHorizon({ requestTimes: state.requestTimes, ttlMs: TTL_5M_MS, cap: deps.config.summarizer.horizonCap }).expectedRequests;
+  const results = batches.map((b) => replaySummaryOf(b, { mode: deps.config.summarizer.mode, expectedRequests, summarize: deps.summarize }));
+  const sent = results.filter((r) => r.viaModel);
   const keep = thinking.keepLastTurns;
   const planWith = (hooks: readonly BoundaryHook[] | undefined) =>
     planFlush({
@@ -235,10 +245,17 @@ function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperRepla
     flushedThrough: fc.summarizeBatches ? Math.max(state.flushedThrough, newestTimestamp(point.branch)) : state.flushedThrough,
     flushes: [
       ...state.flushes,
-      { requestIndex: request.requestIndex, reason: point.reason, batches: batches.length, rewrote: plan.nextState.stats.rewritesCaused > keeper.stats.rewritesCaused, summarizerBilled: billed },
+      {
+        requestIndex: request.requestIndex,
+        reason: point.reason,
+        batches: batches.length,
+        modelBatches: sent.length,
+        rewrote: plan.nextState.stats.rewritesCaused > keeper.stats.rewritesCaused,
+        summarizerBilled: billed,
+      },
     ],
     summarizer: {
-      calls: s.calls + results.length,
+      calls: s.calls + sent.length,
       inputTokens: s.inputTokens + results.reduce((n, r) => n + r.summary.inputTokens, 0),
       outputTokens: s.outputTokens + results.reduce((n, r) => n + r.summary.outputTokens, 0),
       billed: s.billed + billed,

@@ -2,22 +2,32 @@
  * Summaries during a replay: no model is called, so every summary comes from a
  * deterministic stand-in. Two are offered:
  *
- * - `size-model` (default): what a model summary would weigh. With R = raw tokens of the
- *   batch's outputs (result characters / 3.1, the estimator's code ratio):
+ * - `size-model` (default): what a model summary would weigh (the formula lives in
+ *   src/summarize/summary-size.ts, shared with `summarizer.mode: "auto"`'s choice). With
+ *   R = raw tokens of the batch's outputs (result characters / 3.1, the estimator's code ratio):
  *     summary tokens S = min(R, round(120 + 0.04 × R))
  *     summarizer input I = tokens of the real summarizer request (system prompt + the batch
  *                          prompt `buildSummaryPrompt` builds), characters / 3.1
  *     summarizer cost    = I × 1 + S × 5   (billed-equivalent units: uncached input tokens of
  *                          the session model, no cache on the summarizer call, output at 5×)
  *   The summary text is the extractive summary of the batch cut or padded to S × 3.2
- *   characters (the estimator's prose ratio), so the replayed wire carries S tokens.
+ *   characters (the estimator's prose ratio), so the replayed wire carries S tokens, then
+ *   repaired as the live summarizer repairs a model summary: paths, commands, exit codes and
+ *   error lines the cut dropped are appended verbatim (so an output made of error lines stays
+ *   raw, as it would live).
  * - `extractive`: the real deterministic summarizer (`summarizer.mode: "extractive"`), cost 0.
  *
  * In both, a summary that is not shorter than the outputs keeps them raw (`keepRawWhenLonger`).
+ * The stand-in only replaces model calls: under `summarizer.mode: "auto"` the keeper engine
+ * sends a batch to it only when the choice says model (the others get the extractive summary).
  */
+import type { KeeperSettings } from "../settings/schema.ts";
 import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
-import { extractiveSummaryText, keepRawWhenLonger, rawLength, summarizeExtractively } from "../summarize/extractive.ts";
-import { buildSummaryPrompt, SUMMARY_SYSTEM_PROMPT } from "../summarize/summary-prompt.ts";
+import { extractiveSummaryText, keepRawWhenLonger, summarizeExtractively } from "../summarize/extractive.ts";
+import { findMissingFacts } from "../summarize/fidelity.ts";
+import { appendMissingFacts } from "../summarize/summary-prompt.ts";
+import { chooseSummarySourceForBatch } from "../summarize/summary-choice.ts";
+import { DEFAULT_SUMMARY_SIZE, estimateSummaryTokens, SUMMARY_INPUT_CHARS_PER_TOKEN, summaryCallSize } from "../summarize/summary-size.ts";
 
 export type ReplaySummarySource = "size-model" | "extractive";
 
@@ -34,13 +44,14 @@ export interface SizeModel {
   outputPrice: number;
 }
 
-export const DEFAULT_SIZE_MODEL: SizeModel = { baseTokens: 120, rate: 0.04, inputCharsPerToken: 3.1, summaryCharsPerToken: 3.2, outputPrice: 5 };
+/** The summary size and call size come from `src/summarize/summary-size.ts`, as the live `auto` choice uses them. */
+export const DEFAULT_SIZE_MODEL: SizeModel = { ...DEFAULT_SUMMARY_SIZE, inputCharsPerToken: SUMMARY_INPUT_CHARS_PER_TOKEN, summaryCharsPerToken: 3.2, outputPrice: 5 };
 
 /** One line for the report output. */
 export function describeSummarySource(source: ReplaySummarySource, m: SizeModel = DEFAULT_SIZE_MODEL): string {
   if (source === "extractive") return "summaries: the deterministic extractive summarizer (no model call, cost 0)";
   return (
-    `summaries: deterministic size model, no model call — summary tokens = min(raw, ${m.baseTokens} + ${m.rate} × raw); ` +
+    `summaries: deterministic size model for the batches summarizer.mode sends to a model (no model call; the others extractive, cost 0) — summary tokens = min(raw, ${m.baseTokens} + ${m.rate} × raw); ` +
     `summarizer cost = prompt tokens × 1 + summary tokens × ${m.outputPrice} (uncached input token units)`
   );
 }
@@ -54,7 +65,7 @@ export interface ReplaySummary {
 export type ReplaySummarizer = (batch: ToolBatch) => ReplaySummary;
 
 export function sizeModelSummaryTokens(rawTokens: number, m: SizeModel = DEFAULT_SIZE_MODEL): number {
-  return Math.min(rawTokens, Math.round(m.baseTokens + m.rate * rawTokens));
+  return estimateSummaryTokens(rawTokens, m);
 }
 
 const FILLER = "size-model filler ";
@@ -70,10 +81,11 @@ export function fitToLength(text: string, chars: number): string {
 
 export function sizeModelSummarizer(m: SizeModel = DEFAULT_SIZE_MODEL): ReplaySummarizer {
   return (batch) => {
-    const rawTokens = Math.ceil(rawLength(batch) / m.inputCharsPerToken);
+    const { rawTokens, promptTokens: inputTokens } = summaryCallSize(batch, m.inputCharsPerToken);
     const outputTokens = sizeModelSummaryTokens(rawTokens, m);
-    const inputTokens = Math.ceil((SUMMARY_SYSTEM_PROMPT.length + buildSummaryPrompt(batch).length) / m.inputCharsPerToken);
-    const text = fitToLength(extractiveSummaryText(batch), outputTokens * m.summaryCharsPerToken);
+    const cut = fitToLength(extractiveSummaryText(batch), outputTokens * m.summaryCharsPerToken);
+    // As the live summarizer repairs a model summary: facts the cut dropped are appended verbatim.
+    const text = appendMissingFacts(cut, findMissingFacts(batch, cut));
     const summary = keepRawWhenLonger(batch, { batchKey: batch.batchKey, text, source: "model", inputTokens, outputTokens, cost: 0 });
     return { summary, billed: inputTokens + outputTokens * m.outputPrice };
   };
@@ -81,6 +93,21 @@ export function sizeModelSummarizer(m: SizeModel = DEFAULT_SIZE_MODEL): ReplaySu
 
 export function extractiveReplaySummarizer(): ReplaySummarizer {
   return (batch) => ({ summary: summarizeExtractively(batch), billed: 0 });
+}
+
+const extractiveSummary = extractiveReplaySummarizer();
+
+/**
+ * One batch's summary as the live extension would make it (src/shell/summarize-effect.ts):
+ * `model` always asks the model (here its stand-in `summarize`), `extractive` never, `auto`
+ * asks when the expected requests repay the call (src/summarize/summary-choice.ts).
+ */
+export function replaySummaryOf(
+  batch: ToolBatch,
+  o: { mode: KeeperSettings["summarizer"]["mode"]; expectedRequests: number; summarize: ReplaySummarizer },
+): ReplaySummary & { viaModel: boolean } {
+  const viaModel = o.mode === "model" || (o.mode === "auto" && chooseSummarySourceForBatch(batch, { expectedRequests: o.expectedRequests }).source === "model");
+  return { ...(viaModel ? o.summarize(batch) : extractiveSummary(batch)), viaModel };
 }
 
 export function replaySummarizer(source: ReplaySummarySource): ReplaySummarizer {

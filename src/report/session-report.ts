@@ -160,7 +160,7 @@ function armReport(arm: Arm, r: ReplayResult, summarizer: number, flushes: Retur
     flushes: flushes.length,
     rewriting_flushes: flushes.filter((f) => f.rewrote).length,
     budget_flushes: flushes.filter((f) => f.reason === "budget").length,
-    summarizer_calls: flushes.reduce((n, f) => n + f.batches, 0),
+    summarizer_calls: flushes.reduce((n, f) => n + f.modelBatches, 0),
   };
 }
 

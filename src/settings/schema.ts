@@ -47,8 +47,12 @@ export const keeperSettingsSchema = z.object({
   summarizer: z.object({
     /** `""` uses the session model; otherwise `provider/model-id`. */
     model: z.string().default(""),
-    /** `model` asks a model; `extractive` never calls a model (deterministic summaries only). */
-    mode: z.enum(["model", "extractive"]).default("model"),
+    /**
+     * `auto`: ask the model for a batch only when the requests expected to read it repay the call
+     * (src/summarize/summary-choice.ts), else the deterministic summary; `model`: always ask;
+     * `extractive`: never call a model.
+     */
+    mode: z.enum(["auto", "model", "extractive"]).default("auto"),
     idleTimeoutMs: positiveInt.default(20000),
     ceilingTimeoutMs: positiveInt.default(90000),
   }),

@@ -163,6 +163,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
       batches: capture.batches,
       cache: summaryCache,
       signal: abort.signal,
+      requestFacts: deps.discipline?.facts(ctx),
       onProgress: (p) => deps.status(ctx, `keeper: ${p.label}`),
       onNotice: (text) => {
         if (notices.has(text)) return;

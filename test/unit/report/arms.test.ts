@@ -102,7 +102,8 @@ describe("flush points", () => {
 });
 
 describe("keeper engine", () => {
-  const deps = { config: keeperReplayConfig(), summarize: sizeModelSummarizer() };
+  // summarizer.mode "model": every batch goes to the size model (the default "auto" would pick extractive here).
+  const deps = { config: keeperReplayConfig(applySettingsOverride(DEFAULT_SETTINGS, { summarizer: { mode: "model" } })), summarize: sizeModelSummarizer() };
 
   test("after the request-end flush the old big output renders as a stub; the current loop is untouched", () => {
     const first = [user("p1", 1), assistant([call("a", "read", { path: "a.ts" })], 2), result("a", "read", big(8000), 3), assistant([text("done")], 4)];
@@ -162,7 +163,7 @@ describe("keeper engine", () => {
 
 describe("arms over a replayed session", () => {
   const text = syntheticSession({ prompts: 5, callsPerPrompt: 2, outputChars: 9000 });
-  const run = reportSession({ file: "synthetic.jsonl", text, arms: selectArms("no-pruning,no-chain-compression").arms, summaries: "size-model" });
+  const run = reportSession({ file: "synthetic.jsonl", text, arms: selectArms("summarizer-model,no-pruning,no-chain-compression").arms, summaries: "size-model" });
   const arms = run.report.arms;
 
   test("every arm replays every request; bare is the ratio's base", () => {
@@ -176,8 +177,16 @@ describe("arms over a replayed session", () => {
 
   test("the keeper flushes at each request end (4 before a later prompt) and shrinks the context", () => {
     expect(arms.keeper.flushes).toBe(4);
-    expect(arms.keeper.summarizer_calls).toBeGreaterThan(0);
-    expect(arms.keeper.summarizer_cost).toBeGreaterThan(0);
+    // summarizer.mode "auto": a 9000-char batch has R = ceil(9000 / 3.1) = 2904, S = 236, so the
+    // model costs ≥ 2904 + 5 × 236 = 4084 and saves (2904 − 236) × 0.1 = 266.8 per request:
+    // it pays from N ≈ 16 requests on. At the last flush 12 requests were sent 10 s apart:
+    // q = 12/13, N = 1 + 12 × (1 − (12/13)^12) ≈ 8.4. So no model call in this short session…
+    expect(arms.keeper.summarizer_calls).toBe(0);
+    expect(arms.keeper.summarizer_cost).toBe(0);
+    // …while "model" asks for every captured batch.
+    expect(arms["summarizer-model"].flushes).toBe(4);
+    expect(arms["summarizer-model"].summarizer_calls).toBeGreaterThan(0);
+    expect(arms["summarizer-model"].summarizer_cost).toBeGreaterThan(0);
     expect(arms.keeper.peak_context_tokens).toBeLessThan(arms.bare.peak_context_tokens);
     expect(arms.keeper.ratio_to_bare).toBeCloseTo((arms.keeper.billed_input + arms.keeper.summarizer_cost) / arms.bare.billed_input, 12);
     // no pruning: nothing rewritten, same wire as bare
