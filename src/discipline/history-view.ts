@@ -16,7 +16,8 @@ import { isAssistant, timestampOf, type ContextMessage } from "../session/messag
 const charsMemo = new WeakMap<object, number>();
 const bytesMemo = new WeakMap<object, string>();
 
-export function messageTokens(m: ContextMessage): number {
+/** Model-visible characters of a message (text, thinking, tool calls, results; an image counts 4800). */
+export function messageChars(m: ContextMessage): number {
   let n = charsMemo.get(m);
   if (n === undefined) {
     n = 0;
@@ -32,7 +33,11 @@ export function messageTokens(m: ContextMessage): number {
     }
     charsMemo.set(m, n);
   }
-  return Math.ceil(n / 4);
+  return n;
+}
+
+export function messageTokens(m: ContextMessage): number {
+  return Math.ceil(messageChars(m) / 4);
 }
 
 /** Wire blocks a message becomes (for the 20-block lookback); tool results are one block each. */

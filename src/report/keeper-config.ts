@@ -3,12 +3,15 @@
  * budget trigger and the summarizer mode, derived from the user-facing settings (`src/settings/schema.ts`) so an
  * arm is "these settings", never a second set of defaults.
  */
-import { DEFAULT_PRUNE_CONFIG, RECALL_TOOL_NAME, type PruneConfig } from "../prune/config.ts";
+import { pruneConfigFrom } from "../keeper/config.ts";
+import type { PruneConfig } from "../prune/config.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { ThinkingStripMode } from "../thinking/index.ts";
 
 export interface KeeperReplayConfig {
+  /** The settings the arm runs with: the live extension's render and flush read exactly these. */
+  settings: KeeperSettings;
   /** Master switch: off means the recorded context goes out unchanged. */
   enabled: boolean;
   prune: PruneConfig;
@@ -35,21 +38,10 @@ export function applySettingsOverride(base: KeeperSettings, override: SettingsOv
 }
 
 export function keeperReplayConfig(settings: KeeperSettings = DEFAULT_SETTINGS): KeeperReplayConfig {
-  const p = settings.pruning;
-  const protectedTools = p.protectedTools.includes(RECALL_TOOL_NAME) ? p.protectedTools : [...p.protectedTools, RECALL_TOOL_NAME];
-  const prune: PruneConfig = {
-    ...DEFAULT_PRUNE_CONFIG,
-    enabled: p.enabled,
-    minBatchChars: p.minBatchChars,
-    protectedTools,
-    protectedPaths: p.protectedPaths,
-    errorPurge: { ...p.errorPurge },
-    chainCompression: { ...p.chainCompression },
-    budgetTrigger: { ...p.budgetTrigger },
-  };
   return {
+    settings,
     enabled: settings.enabled,
-    prune,
+    prune: pruneConfigFrom(settings),
     thinking: { mode: settings.thinkingStrip.mode, keepLastTurns: settings.thinkingStrip.keepLastTurns },
     summarizer: { mode: settings.summarizer.mode, horizonCap: settings.cache.horizonCap },
   };

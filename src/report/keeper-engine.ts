@@ -23,16 +23,16 @@ import { TTL_5M_MS } from "../cache/pricing.ts";
 import { observedLossesInHistory } from "../discipline/observed-loss.ts";
 import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
 import type { GateLogEntry } from "../discipline/schema.ts";
-import { captureBatches } from "../flush/capture.ts";
-import { planFlush, type BoundaryHook } from "../flush/plan.ts";
+import type { BoundaryHook } from "../flush/plan.ts";
 import { planDisciplinedFlush, type CacheSettings, type DisciplineFacts } from "../keeper/discipline.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
-import { renderContext } from "../prune/pipeline.ts";
 import { type ContextMessage, isAssistant, isToolResult, isUser, timestampOf } from "../session/messages.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
-import { boundaryForRender, computeThinkingBoundary, resolveThinkingPolicy, stripOldThinking } from "../thinking/index.ts";
+import { messageChars } from "../discipline/history-view.ts";
+import { captureForFlush, planKeeperFlush } from "../keeper/flush.ts";
+import { keeperRender } from "../keeper/render.ts";
 import type { KeeperReplayConfig } from "./keeper-config.ts";
 import { replaySummaryOf, type ReplaySummarizer } from "./replay-summaries.ts";
 
@@ -124,27 +124,6 @@ export interface KeeperReplayDeps {
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
-const charsMemo = new WeakMap<object, number>();
-
-/** Model-visible characters of a message (text, thinking, tool calls, results; images 4800). */
-export function messageChars(m: ContextMessage): number {
-  const known = charsMemo.get(m);
-  if (known !== undefined) return known;
-  const content = (m as { content?: unknown }).content;
-  let n = 0;
-  if (typeof content === "string") n = content.length;
-  else if (Array.isArray(content)) {
-    for (const b of content as Array<Record<string, unknown>>) {
-      if (b.type === "text") n += String(b.text ?? "").length;
-      else if (b.type === "thinking") n += String(b.thinking ?? "").length;
-      else if (b.type === "toolCall") n += String(b.name ?? "").length + JSON.stringify(b.arguments ?? {}).length;
-      else if (b.type === "image") n += 4800;
-    }
-  }
-  charsMemo.set(m, n);
-  return n;
-}
-
 /** Tokens (chars / 4) of the messages newer than `since`. */
 export function tokensAddedSince(messages: readonly ContextMessage[], since: number): number {
   let chars = 0;
@@ -189,8 +168,8 @@ export function flushPointOf(messages: ContextMessage[], state: KeeperReplayStat
   return undefined;
 }
 
-function stripsThinking(config: KeeperReplayConfig, info: KeeperRequestInfo): boolean {
-  return resolveThinkingPolicy({ mode: config.thinking.mode, provider: info.provider, modelId: info.model, api: info.api }).strip;
+function modelOf(info: KeeperRequestInfo): { provider: string; id: string; api: string } {
+  return { provider: info.provider, id: info.model, api: info.api };
 }
 
 interface FlushContext {
@@ -199,26 +178,17 @@ interface FlushContext {
 }
 
 function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperReplayRequest, deps: KeeperReplayDeps, fc: FlushContext): KeeperReplayState {
-  const { prune, thinking } = deps.config;
+  const settings = deps.config.settings;
+  const model = modelOf(request.info);
   const keeper = dropStateOutsideContext(state.keeper, liveOccurrenceKeys(point.branch));
-  const { batches } = fc.summarizeBatches ? captureBatches({ branchMessages: point.branch, state: keeper, config: prune }) : { batches: [] };
+  const inputs = { state: keeper, branchMessages: point.branch, settings, model };
+  const { batches } = fc.summarizeBatches ? captureForFlush(inputs) : { batches: [] };
   // The live flush sees the requests sent so far: the horizon of the recorded times before this request.
   const expectedRequests = estimateRequestHorizon({ requestTimes: state.requestTimes, ttlMs: TTL_5M_MS, cap: deps.config.summarizer.horizonCap }).expectedRequests;
   const results = batches.map((b) => replaySummaryOf(b, { mode: deps.config.summarizer.mode, expectedRequests, summarize: deps.summarize }));
   const sent = results.filter((r) => r.viaModel);
-  const keep = thinking.keepLastTurns;
   const planWith = (hooks: readonly BoundaryHook[] | undefined) =>
-    planFlush({
-      state: keeper,
-      branchMessages: point.branch,
-      summaries: results.map((r) => r.summary),
-      config: prune,
-      now: request.info.timestamp,
-      ...(stripsThinking(deps.config, request.info)
-        ? { thinkingBoundary: (x: { assistantTimestamps: number[]; previous: number | undefined }) => computeThinkingBoundary(x.assistantTimestamps, keep, x.previous) }
-        : {}),
-      ...(hooks ? { boundaryHooks: hooks } : {}),
-    });
+    planKeeperFlush({ ...inputs, summaries: results.map((r) => r.summary), now: request.info.timestamp, ...(hooks ? { boundaryHooks: hooks } : {}) });
   let plan;
   let pending = state.pending;
   let gateLog = state.gateLog;
@@ -281,14 +251,9 @@ export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplay
   };
 }
 
-/** The keeper's render for one request: the pure `context` pipeline over the persisted state. */
+/** The keeper's render for one request: the very function the live `context` hook runs. */
 export function renderForRequest(messages: ContextMessage[], keeper: KeeperState, config: KeeperReplayConfig, info: KeeperRequestInfo): ContextMessage[] {
-  const keep = config.thinking.keepLastTurns;
-  const thinkingStrip = stripsThinking(config, info)
-    ? (m: ContextMessage[], t: { boundaryTimestamp: number | undefined; hasFlushed: boolean }) =>
-        stripOldThinking(m, { enabled: true, keepLastTurns: keep }, boundaryForRender({ persisted: t.boundaryTimestamp, hasFlushed: t.hasFlushed }))
-    : undefined;
-  return renderContext({ messages, state: keeper, config: config.prune, ...(thinkingStrip ? { phases: { thinkingStrip } } : {}) });
+  return keeperRender({ messages, state: keeper, settings: config.settings, model: modelOf(info) });
 }
 
 export function stepKeeperReplay(
