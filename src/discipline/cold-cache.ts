@@ -4,8 +4,10 @@
  *
  * The entry is lost when the gap since the last request exceeds its TTL (5 minutes, or 1 hour
  * with long retention), or when something the cache is keyed on changed since then: the model
- * (each model has its own cache), the thinking level (Anthropic keys the messages cache on
- * thinking settings) or the tool set (tools come first in the prefix).
+ * (each model has its own cache), thinking switched on or off, or the tool set (tools come
+ * first in the prefix). A change of level with thinking on both times does not count: the
+ * recorded corpus session kept its cache across one (high → minimal read 122,036 of 122,039
+ * tokens), while every on/off switch in it lost the cache.
  *
  * Also: do not pay Pi to keep warm a cache that a pending rewrite is about to discard.
  */
@@ -45,6 +47,10 @@ export function cacheTtlMs(input: { longRetention?: boolean; ttlMs?: number }): 
   return input.ttlMs ?? (input.longRetention ? TTL_1H_MS : TTL_5M_MS);
 }
 
+function thinkingOn(level: string): boolean {
+  return level !== "off" && level !== "";
+}
+
 export function detectColdCache(input: ColdCacheInput): ColdCacheVerdict {
   const ttlMs = cacheTtlMs(input);
   const prev = input.previous;
@@ -54,7 +60,7 @@ export function detectColdCache(input: ColdCacheInput): ColdCacheVerdict {
   const reasons: ColdReason[] = [];
   if (gapMs > ttlMs) reasons.push("ttl-expired");
   if (cur.model !== prev.model) reasons.push("model-changed");
-  if (cur.thinkingLevel !== prev.thinkingLevel) reasons.push("thinking-changed");
+  if (thinkingOn(cur.thinkingLevel) !== thinkingOn(prev.thinkingLevel)) reasons.push("thinking-changed");
   if (cur.toolsDigest !== prev.toolsDigest) reasons.push("tools-changed");
   return { cold: reasons.length > 0, reasons, gapMs, ttlMs };
 }

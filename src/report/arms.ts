@@ -1,11 +1,12 @@
 /**
  * Arms of a replay: the same recorded session sent through different context transforms.
  * `bare` is Pi as recorded; `keeper` is this extension with default settings (cache
- * discipline on; the replay places no seam mark); every other
+ * discipline on, the seam mark placed on the serialized requests as live); every other
  * arm is the defaults with one settings change, so its difference to `keeper` is that
  * feature's contribution.
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { WireRequestBody } from "../cache/wire-types.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { applySettingsOverride, keeperReplayConfig, type KeeperReplayConfig, type SettingsOverride } from "./keeper-config.ts";
@@ -28,6 +29,8 @@ export interface ArmRunTotals {
 export interface ArmRun {
   /** Absent: the recorded context is serialized unchanged. */
   transformContext?: (messages: AgentMessage[], requestIndex: number, info: KeeperRequestInfo) => AgentMessage[];
+  /** Absent: the serialized request goes to the analyzer unchanged. Called after `transformContext` of the same request. */
+  transformBody?: (body: WireRequestBody, requestIndex: number, info: KeeperRequestInfo) => WireRequestBody;
   totals(): ArmRunTotals;
 }
 
@@ -63,6 +66,7 @@ export function keeperArm(name: string, description: string, override: SettingsO
       });
       return {
         transformContext: (messages, requestIndex, info) => engine.transformContext(messages, requestIndex, info),
+        transformBody: (body, requestIndex, info) => engine.transformBody(body, requestIndex, info),
         totals: () => ({ flushes: engine.state().flushes, summarizer: engine.state().summarizer }),
       };
     },
@@ -73,7 +77,8 @@ export const ARMS: readonly Arm[] = [
   bareArm,
   keeperArm("keeper", "this extension, default settings"),
   keeperArm("summarizer-model", 'defaults, summarizer.mode "model" (a model summary for every batch, whether it pays or not)', { summarizer: { mode: "model" } }),
-  keeperArm("discipline-off", "defaults, cache discipline off (every flush applies everything it proposes)", { cache: { discipline: false } }),
+  keeperArm("discipline-off", "defaults, cache discipline off (every flush applies everything it proposes; no seam)", { cache: { discipline: false } }),
+  keeperArm("no-seam", "defaults, cache discipline on without the seam mark at the end of the frozen history", { cache: { seam: false } }),
   keeperArm("no-pruning", "defaults, pruning off (no stubs, purges or chain compression)", { pruning: { enabled: false } }),
   keeperArm("thinking-off", "defaults, thinking strip mode off", { thinkingStrip: { mode: "off" } }),
   keeperArm("thinking-flush-gated", "defaults, thinking strip forced on (flush-gated) whatever the model", { thinkingStrip: { mode: "flush-gated" } }),

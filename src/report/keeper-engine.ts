@@ -16,11 +16,19 @@
  * Every request then renders with `renderContext` (stub-replace, error-purge,
  * chain-compress, thinking strip, pairing sweep) over the persisted state.
  *
- * Pure: `stepKeeperReplay` is a reducer `(state, request) => {state, rendered}`; the engine
- * object only holds the latest state for the replay hook.
+ * With cache discipline and `cache.seam` on, every serialized request then gets the seam mark
+ * at the end of the frozen history, placed by the live shell's own function
+ * (`placeSeamAtFrozenBoundary`, lazy move included); whether the last request carried it is
+ * the `seamActive` fact of the next flush. A cold cache is detected as live
+ * (`detectColdCache`): TTL expiry, a model switch or a thinking-level change.
+ *
+ * Pure: `stepKeeperReplay` is a reducer `(state, request) => {state, rendered}` and
+ * `stepKeeperSeam` one `(state, body) => {state, body}`; the engine object only holds the
+ * latest state for the replay hooks.
  */
 import { TTL_5M_MS } from "../cache/pricing.ts";
-import { observedLossesInHistory } from "../discipline/observed-loss.ts";
+import type { WireRequestBody } from "../cache/wire-types.ts";
+import type { PreviousSeam } from "../discipline/seam-placement.ts";
 import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
 import type { GateLogEntry } from "../discipline/schema.ts";
 import type { BoundaryHook } from "../flush/plan.ts";
@@ -34,6 +42,7 @@ import { messageChars } from "../discipline/history-view.ts";
 import { captureForFlush, planKeeperFlush } from "../keeper/flush.ts";
 import { keeperRender } from "../keeper/render.ts";
 import type { KeeperReplayConfig } from "./keeper-config.ts";
+import { replayCacheFacts, stepKeeperSeam } from "./keeper-cache-edge.ts";
 import { replaySummaryOf, type ReplaySummarizer } from "./replay-summaries.ts";
 
 /** What the replay knows about a request (model and recorded time). */
@@ -42,6 +51,8 @@ export interface KeeperRequestInfo {
   provider: string;
   api: string;
   model: string;
+  /** Pi's thinking level for the request (a change loses the cache). Absent: unknown, never a change. */
+  thinkingLevel?: string;
 }
 
 export interface KeeperReplayRequest {
@@ -85,6 +96,12 @@ export interface KeeperReplayState {
   requestTimes: number[];
   /** Model of the previous request (a switch loses the cache). */
   previousModel?: string;
+  /** Thinking level of the previous request (a change loses the cache). */
+  previousThinkingLevel?: string;
+  /** The keeper's render of the latest request (where its seam goes). */
+  rendered: ContextMessage[];
+  /** The seam the latest serialized request carried (for its lazy move), and whether it carried one. */
+  seam: { previous?: PreviousSeam; placed: boolean };
   /** Estimated tokens of the previous request's rendered context (context pressure). */
   previousContextTokens: number;
   /** Cache discipline held mutations back at the last flush: a cold cache re-plans. */
@@ -101,6 +118,8 @@ export function initialKeeperReplayState(): KeeperReplayState {
     summarizer: { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 },
     requestTimes: [],
     previousContextTokens: 0,
+    rendered: [],
+    seam: { placed: false },
     pending: false,
     gateLog: [],
   };
@@ -116,13 +135,15 @@ export interface KeeperReplayDeps {
   boundaryHooks?: readonly BoundaryHook[];
   /**
    * Cache discipline (quantized boundary, piggybacking, gate, cold-cache re-plans), priced
-   * with the recorded timestamps. The replay places no seam mark (it cannot add marks to the
-   * serialized requests), so rewrites are priced without one.
+   * with the recorded timestamps; with `seam` on, `stepKeeperSeam` marks the frozen boundary
+   * of every serialized request as the live shell does.
    */
   discipline?: CacheSettings;
 }
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
+
+export { replayCacheFacts, stepKeeperSeam };
 
 /** Tokens (chars / 4) of the messages newer than `since`. */
 export function tokensAddedSince(messages: readonly ContextMessage[], since: number): number {
@@ -233,24 +254,6 @@ function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperRepla
   };
 }
 
-/** Cache facts at a request, from the recorded timestamps (no seam in the replay). */
-export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplayRequest, contextWindow: number): DisciplineFacts {
-  const previous = state.requestTimes[state.requestTimes.length - 1];
-  const cold =
-    previous === undefined || request.info.timestamp - previous > TTL_5M_MS || (state.previousModel !== undefined && state.previousModel !== request.info.model);
-  return {
-    requestTimes: state.requestTimes,
-    cold,
-    ttl: "5m",
-    ttlMs: TTL_5M_MS,
-    // What the last request carried (rendered), as Pi's usage reports it live.
-    context: { tokens: state.previousContextTokens, window: contextWindow },
-    seamActive: false,
-    // The recording's usage is bare Pi's: every low read within the TTL is an unannounced loss.
-    observedLosses: observedLossesInHistory(request.messages, TTL_5M_MS),
-  };
-}
-
 /** The keeper's render for one request: the very function the live `context` hook runs. */
 export function renderForRequest(messages: ContextMessage[], keeper: KeeperState, config: KeeperReplayConfig, info: KeeperRequestInfo): ContextMessage[] {
   return keeperRender({ messages, state: keeper, settings: config.settings, model: modelOf(info) });
@@ -275,14 +278,17 @@ export function stepKeeperReplay(
     ...next,
     requestTimes: [...next.requestTimes, request.info.timestamp],
     previousModel: request.info.model,
+    ...(request.info.thinkingLevel !== undefined ? { previousThinkingLevel: request.info.thinkingLevel } : {}),
+    rendered,
     previousContextTokens: deps.discipline ? tokensAddedSince(rendered, Number.NEGATIVE_INFINITY) : 0,
   };
   return { state: next, rendered };
 }
 
-/** The replay hook (`transformContext`) over the reducer. */
+/** The replay hooks (`transformContext`, `transformBody`) over the reducers. */
 export interface KeeperReplayEngine {
   transformContext(messages: ContextMessage[], requestIndex: number, info: KeeperRequestInfo): ContextMessage[];
+  transformBody(body: WireRequestBody, requestIndex: number, info: KeeperRequestInfo): WireRequestBody;
   state(): KeeperReplayState;
 }
 
@@ -293,6 +299,11 @@ export function createKeeperReplayEngine(deps: KeeperReplayDeps): KeeperReplayEn
       const step = stepKeeperReplay(state, { messages, requestIndex, info }, deps);
       state = step.state;
       return step.rendered;
+    },
+    transformBody(body, _requestIndex, info) {
+      const step = stepKeeperSeam(state, body, info, deps);
+      state = step.state;
+      return step.body;
     },
     state: () => state,
   };

@@ -47,6 +47,8 @@ export interface ReplayRequestInfo {
   model: string;
   /** Source line of the assistant entry. */
   line: number;
+  /** Pi's thinking level for the request (the last `thinking_level_change` before it, or the session's default). */
+  thinkingLevel: string;
 }
 
 export interface ReplayOptions {
@@ -54,6 +56,12 @@ export interface ReplayOptions {
   /** File content; read from `file` when absent. */
   text?: string;
   transformContext?: (messages: AgentMessage[], requestIndex: number, info: ReplayRequestInfo) => AgentMessage[];
+  /**
+   * The wire-arm hook: receives the serialized request body (after `transformContext` and
+   * `serializeForAnthropic`) and returns what the analyzer sees, as `before_provider_request`
+   * does live (the keeper arm places its seam mark here).
+   */
+  transformBody?: (body: WireRequestBody, requestIndex: number, info: ReplayRequestInfo) => WireRequestBody;
   /**
    * Also analyze the run with TTL expiry as the only invalidation (default true). When false,
    * the `*TtlOnly` fields repeat the main analysis (saves one analyzer pass per arm).
@@ -78,6 +86,7 @@ export interface WireRequest {
   recorded: RecordedUsage & { output: number };
   stopReason: string;
   model: string;
+  thinkingLevel: string;
 }
 
 export interface ReplayResult {
@@ -85,12 +94,14 @@ export interface ReplayResult {
   requests: WireRequest[];
   /** Analyzer output with the external invalidations replayed. */
   analysis: RequestAnalysis[];
-  /** Analyzer output with TTL expiry as the only invalidation. */
+  /** Analyzer output with TTL expiry (and the thinking switches the transcript shows) as the only invalidations. */
   analysisTtlOnly: RequestAnalysis[];
   summary: RunSummary;
   summaryTtlOnly: RunSummary;
   calibration: Calibration & { total_error_ttl_only: number; ttlOnly: Calibration };
   externalInvalidations: number[];
+  /** Requests that switch thinking on or off (`thinkingToggles`): the analyzer drops the cache before them. */
+  thinkingChanges: number[];
   userPrompts: number;
   skipped: { nonAnthropic: number; unbilled: number };
   diagnostics: SessionDiagnostic[];
@@ -110,6 +121,21 @@ export function unknownPromptText(size: UnknownPromptSize, est: CharRatioEstimat
     toolsText: filler((size.toolsTokens - est.blockOverheadTokens) * est.codeCharsPerToken - framing),
     systemText: filler((size.systemTokens - est.blockOverheadTokens) * est.proseCharsPerToken),
   };
+}
+
+/**
+ * Indices of requests that switch thinking on or off relative to the request before them.
+ * The analyzer drops every cache entry there: Anthropic invalidates the messages cache when
+ * thinking is enabled or disabled (tools and system would survive; the replay over-counts
+ * their re-write, about 1.6k tokens per switch). A change of level with thinking on (a budget
+ * change, e.g. "high" → "minimal") kept the whole cache in the recorded corpus (request 265
+ * read 122,036 of 122,039 tokens), so it is not an invalidation here.
+ */
+export function thinkingToggles(requests: ReadonlyArray<{ thinkingLevel: string }>): number[] {
+  const on = (level: string) => level !== "off";
+  const out: number[] = [];
+  for (let i = 1; i < requests.length; i++) if (on(requests[i].thinkingLevel) !== on(requests[i - 1].thinkingLevel)) out.push(i);
+  return out;
 }
 
 const isZeroUsage = (u: RecordedUsage & { output: number }) => u.input + u.cacheRead + u.cacheWrite + u.output === 0;
@@ -149,13 +175,15 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     }
     const index = requests.length;
     let context = point.context;
+    const info: ReplayRequestInfo = { timestamp: a.timestamp, provider: a.provider, api: a.api, model: a.model, line: point.line, thinkingLevel: point.thinkingLevel };
     try {
-      if (options.transformContext) context = options.transformContext(context, index, { timestamp: a.timestamp, provider: a.provider, api: a.api, model: a.model, line: point.line });
-      const body = serializeForAnthropic(toLlmMessages(context), {
+      if (options.transformContext) context = options.transformContext(context, index, info);
+      let body = serializeForAnthropic(toLlmMessages(context), {
         model: { provider: a.provider, api: a.api, id: a.model },
         cacheRetention: options.cacheRetention ?? "short",
         unknownPrompt,
       });
+      if (options.transformBody) body = options.transformBody(body, index, info);
       if (body.messages[body.messages.length - 1]?.role === "assistant") {
         diagnostics.push({
           file: options.file,
@@ -173,6 +201,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
         recorded,
         stopReason: a.stopReason,
         model: a.model,
+        thinkingLevel: point.thinkingLevel,
       });
     } catch (error) {
       diagnostics.push({ file: options.file, line: point.line, message: `cannot rebuild this request: ${(error as Error).message}; skipped` });
@@ -181,6 +210,8 @@ export function replaySession(options: ReplayOptions): ReplayResult {
 
   const ttlMs = options.cacheRetention === "long" ? 60 * 60 * 1000 : 5 * 60 * 1000;
   const externalInvalidations = findExternalInvalidations(requests, { ttlMs, ...options.externalInvalidation });
+  const thinkingChanges = thinkingToggles(requests);
+  const invalidateBefore = new Set([...externalInvalidations, ...thinkingChanges]);
   const timed = requests.map((r) => ({ body: r.body, timestamp: r.timestamp, outputTokens: r.recorded.output }));
   const analyzerOptions: Partial<AnalyzerOptions> = {
     closedCycleThinking: "dropped",
@@ -188,8 +219,9 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     estimator: createCharRatioEstimator(est),
     memo: createAnalyzerMemo(),
   };
-  const analysis = analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(externalInvalidations) });
-  const analysisTtlOnly = options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, analyzerOptions);
+  const analysis = analyzeRun(timed, { ...analyzerOptions, invalidateBefore });
+  // "TTL only": no external invalidation, but a thinking change still loses the cache (it is in the transcript).
+  const analysisTtlOnly = options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) });
   const recorded = requests.map((r) => r.recorded);
   const withInvalidations = calibrate(analysis, recorded);
   const ttlOnly = calibrate(analysisTtlOnly, recorded);
@@ -202,6 +234,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     summaryTtlOnly: summarizeRun(analysisTtlOnly, { userPrompts: userMessages }),
     calibration: { ...withInvalidations, total_error_ttl_only: ttlOnly.total_error, ttlOnly },
     externalInvalidations,
+    thinkingChanges,
     userPrompts: userMessages,
     skipped,
     diagnostics,

@@ -1,6 +1,6 @@
 /**
  * One session, every arm: replay the recording once per arm (`replaySession` with the arm's
- * `transformContext`), then reduce each run to the report figures and per-request series.
+ * `transformContext` and `transformBody`), then reduce each run to the report figures and per-request series.
  *
  * Figures (costs in billed-equivalent units: one uncached input token of the session model):
  * - billed_input: Σ uncached + 1.25 × write(5m) + 2 × write(1h) + 0.1 × read of the requests;
@@ -198,6 +198,7 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
         progress(index + 1, false);
         return run.transformContext ? run.transformContext(messages, index, info) : messages;
       },
+      ...(run.transformBody ? { transformBody: run.transformBody } : {}),
     });
     if (armIndex === 0) {
       bare = result;

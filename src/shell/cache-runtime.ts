@@ -20,8 +20,7 @@ import { appendGateDecision, emptyGateDecisionLog } from "../discipline/gate-log
 import { emptyObservedLosses, LOSS_READ_SHARE, recordObservation, type ObservedLosses } from "../discipline/observed-loss.ts";
 import { appendToRing } from "../discipline/ring.ts";
 import type { BustAttribution, FingerprintLog, GateDecisionLog } from "../discipline/schema.ts";
-import { applySeamPlan, planSeamMark } from "../discipline/seam.ts";
-import { chooseSeamIndex, minCacheableTokensFor, renderedIndexThrough, wireIndexOfRendered } from "../discipline/seam-target.ts";
+import { placeSeamAtFrozenBoundary } from "../discipline/seam-placement.ts";
 import type { DisciplineFacts, DisciplineOutcome } from "../keeper/discipline.ts";
 import { isAssistant, isUser, timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
@@ -90,19 +89,16 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
 
   function placeSeam(body: WireRequestBody, ctx: ExtensionContext): { body: WireRequestBody; seam: number } {
     const settings = deps.settings();
-    const frozen = deps.state().frontier.frozenThroughTimestamp;
-    if (!settings.cache.discipline || !settings.cache.seam || frozen === undefined || ctx.model?.api !== "anthropic-messages") return { body, seam: -1 };
-    const at = renderedIndexThrough(rendered, frozen);
-    const target = at < 0 ? undefined : wireIndexOfRendered(rendered, at, body);
+    if (!settings.cache.discipline || !settings.cache.seam || !ctx.model) return { body, seam: -1 };
     const previous = fingerprints.entries[fingerprints.entries.length - 1];
-    let seam = target;
-    if (previous) {
-      const current = fingerprintLayers(body, { at: 0, model: "", thinkingLevel: "", seamMessageIndex: -1 }).messagePrefixes;
-      seam = chooseSeamIndex({ target, previousSeam: previous.seamMessageIndex, previousPrefixes: previous.messagePrefixes, currentPrefixes: current });
-    }
-    if (seam === undefined || seam < 0) return { body, seam: -1 };
-    const plan = planSeamMark(body, { api: ctx.model.api, seamMessageIndex: seam, minCacheableTokens: minCacheableTokensFor(ctx.model.id) });
-    return { body: applySeamPlan(body, plan), seam: plan.kind === "place" || plan.reason === "already-marked" ? seam : -1 };
+    return placeSeamAtFrozenBoundary({
+      body,
+      rendered,
+      frozenThroughTimestamp: deps.state().frontier.frozenThroughTimestamp,
+      api: ctx.model.api,
+      modelId: ctx.model.id,
+      ...(previous ? { previous: { seamMessageIndex: previous.seamMessageIndex, messagePrefixes: previous.messagePrefixes } } : {}),
+    });
   }
 
   function coldVerdict(ctx: ExtensionContext): ColdCacheVerdict {
