@@ -121,9 +121,3 @@ export function isInStartWindow(input: StartWindowInput): boolean {
   const { lower, upper } = startWindowBounds(input);
   return input.tokens > lower && input.tokens <= upper;
 }
-
-/** True when usage is already over the early-start threshold (used by the abort-and-compact guard). */
-export function isOverStartThreshold(input: StartWindowInput): boolean {
-  if (input.tokens === null || input.contextWindow <= 0) return false;
-  return input.tokens > startWindowBounds(input).lower;
-}

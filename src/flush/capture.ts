@@ -7,7 +7,7 @@
  * A batch whose remaining result text is shorter than `minBatchChars` is skipped.
  */
 import type { CapturedCall, ToolBatch } from "../summarize/batch.ts";
-import { type ContextMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
+import { type ContextMessage, type ToolResultMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
 import type { KeeperState } from "../state/schema.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { type CallOccurrence, batchKeyOf, pairToolCalls } from "../prune/occurrence.ts";
@@ -16,6 +16,20 @@ import { contentHash } from "./content-hash.ts";
 
 /** Outputs shorter than this are never aliased (the stub would not be shorter). */
 export const MIN_DUPLICATE_CHARS = 400;
+
+/** One paired call and its result as a captured call (`resultText` when already computed). */
+export function capturedCallOf(call: CallOccurrence, result: ToolResultMessage, resultText: string = toolResultText(result)): CapturedCall {
+  return {
+    occurrenceKey: call.key,
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    arguments: call.arguments,
+    resultText,
+    isError: result.isError,
+    assistantTimestamp: call.assistantTimestamp,
+    resultTimestamp: timestampOf(result) ?? call.assistantTimestamp,
+  };
+}
 
 export interface CaptureInput {
   /** Messages of the session branch, oldest first (message entries unwrapped). */
@@ -113,8 +127,8 @@ export function captureBatches(input: CaptureInput): CaptureResult {
       continue;
     }
     const calls: CapturedCall[] = [];
-    let sawProtected = false;
     let sawDuplicate = false;
+    let sawProtected = false;
     for (const c of group) {
       if (protection.isProtected(c.toolName, c.arguments)) {
         sawProtected = true;
@@ -133,19 +147,11 @@ export function captureBatches(input: CaptureInput): CaptureResult {
         sawDuplicate = true;
         continue;
       }
-      calls.push({
-        occurrenceKey: c.key,
-        toolCallId: c.toolCallId,
-        toolName: c.toolName,
-        arguments: c.arguments,
-        resultText,
-        isError: resultMessage.isError,
-        assistantTimestamp: c.assistantTimestamp,
-        resultTimestamp: timestampOf(resultMessage) ?? c.assistantTimestamp,
-      });
+      calls.push(capturedCallOf(c, resultMessage, resultText));
     }
     if (calls.length === 0) {
-      result.skipped.push({ batchKey, reason: sawDuplicate ? "duplicates-only" : "protected" });
+      // A call whose answer is not a tool result counts as not finished.
+      result.skipped.push({ batchKey, reason: sawDuplicate ? "duplicates-only" : sawProtected ? "protected" : "unfinished" });
       continue;
     }
     const chars = calls.reduce((n, c) => n + c.resultText.length, 0);

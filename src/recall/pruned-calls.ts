@@ -5,8 +5,9 @@
  * them: duplicates are aliased without a summary, and a collapsed chain also drops trivial
  * batches nobody summarized.)
  */
+import { capturedCallOf } from "../flush/capture.ts";
 import { pairToolCalls } from "../prune/occurrence.ts";
-import { type ContextMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
+import { type ContextMessage, isToolResult } from "../session/messages.ts";
 import type { KeeperState } from "../state/schema.ts";
 import type { CapturedCall } from "../summarize/batch.ts";
 
@@ -26,16 +27,7 @@ export function prunedCallsOf(messages: readonly ContextMessage[], state: Keeper
     if (!hidden.has(c.key) || c.resultIndex === undefined) continue;
     const r = messages[c.resultIndex];
     if (!isToolResult(r)) continue;
-    out.push({
-      occurrenceKey: c.key,
-      toolCallId: c.toolCallId,
-      toolName: c.toolName,
-      arguments: c.arguments,
-      resultText: toolResultText(r),
-      isError: r.isError,
-      assistantTimestamp: c.assistantTimestamp,
-      resultTimestamp: timestampOf(r) ?? c.assistantTimestamp,
-    });
+    out.push(capturedCallOf(c, r));
   }
   return out;
 }

@@ -6,13 +6,12 @@
 import type { ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { Static } from "typebox";
+import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_PAGE_CHARS, pageOf } from "./paging.ts";
 import { type ReadSpill, resolveOriginal } from "./original-source.ts";
 import type { RecallEntry, RecallIndex } from "./recall-index.ts";
 import { lookupRecall } from "./recall-lookup.ts";
-
-export const RECALL_TOOL_NAME = "keeper_recall";
 
 export const recallParameters = Type.Object({
   ref: Type.Optional(Type.String({ description: "The ref shown in a pruned-output stub (e.g. toolu_01…@1763681634000#0)." })),

@@ -93,10 +93,6 @@ export const ARMS: readonly Arm[] = [
 /** Other accepted names. */
 export const ARM_ALIASES: Readonly<Record<string, string>> = { "no-thinking-strip": "thinking-off", defaults: "keeper" };
 
-export function armNames(): string[] {
-  return ARMS.map((a) => a.name);
-}
-
 /**
  * The arms for a comma-separated selection (aliases allowed). `bare` and `keeper` are always
  * included (ratios are to `bare`), first, in that order; unknown names are returned apart.

@@ -140,17 +140,18 @@ export function thinkingToggles(requests: ReadonlyArray<{ thinkingLevel: string 
 
 const isZeroUsage = (u: RecordedUsage & { output: number }) => u.input + u.cacheRead + u.cacheWrite + u.output === 0;
 
-export function replaySession(options: ReplayOptions): ReplayResult {
-  const diagnostics: SessionDiagnostic[] = [];
-  let text = options.text;
-  if (text === undefined) {
-    try {
-      text = readFileSync(options.file, "utf8");
-    } catch (error) {
-      diagnostics.push({ file: options.file, line: 0, message: `cannot read file: ${(error as Error).message}` });
-      text = "";
-    }
+/** `text` when given, else the file's contents; an unreadable file reads as empty, with a diagnostic. */
+export function readSessionText(file: string, text: string | undefined): { text: string; diagnostics: SessionDiagnostic[] } {
+  if (text !== undefined) return { text, diagnostics: [] };
+  try {
+    return { text: readFileSync(file, "utf8"), diagnostics: [] };
+  } catch (error) {
+    return { text: "", diagnostics: [{ file, line: 0, message: `cannot read file: ${(error as Error).message}` }] };
   }
+}
+
+export function replaySession(options: ReplayOptions): ReplayResult {
+  const { text, diagnostics } = readSessionText(options.file, options.text);
   const parsed = parseSessionText(text, options.file);
   diagnostics.push(...parsed.diagnostics);
   const { points, userMessages, diagnostics: brokenAncestry } = recordedRequestPoints(parsed);

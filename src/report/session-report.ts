@@ -12,13 +12,12 @@
  * - peak / final context tokens: the largest / last estimated prompt size.
  * Calibration (simulated vs recorded usage) is the bare arm's: only it replays what was sent.
  */
-import { readFileSync } from "node:fs";
 import type { RequestAnalysis } from "../cache/analyzer.ts";
 import { billedEquivalent, DEFAULT_PRICING } from "../cache/pricing.ts";
 import type { RunSummary } from "../cache/summary.ts";
 import { findThinkingPolicyRow } from "../thinking/index.ts";
 import type { Arm, ArmStartOptions } from "./arms.ts";
-import { replaySession, type ReplayResult } from "./replay.ts";
+import { readSessionText, replaySession, type ReplayResult } from "./replay.ts";
 import type { ReplaySummarySource } from "./replay-summaries.ts";
 import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
 
@@ -165,16 +164,7 @@ function armReport(arm: Arm, r: ReplayResult, summarizer: number, flushes: Retur
 }
 
 export function reportSession(options: ReportSessionOptions): SessionRun {
-  let text = options.text;
-  const readErrors: SessionDiagnostic[] = [];
-  if (text === undefined) {
-    try {
-      text = readFileSync(options.file, "utf8");
-    } catch (error) {
-      readErrors.push({ file: options.file, line: 0, message: `cannot read file: ${(error as Error).message}` });
-      text = "";
-    }
-  }
+  const { text, diagnostics: readErrors } = readSessionText(options.file, options.text);
   const parsed = parseSessionText(text, options.file);
   const versionNote = oldVersionDiagnostic(parsed.entries, parsed.lineOf, options.file);
   const { model, closedCycleThinking, assistants } = sessionModel(parsed.entries);

@@ -20,7 +20,8 @@ import { formatKeeperView, type KeeperStatusSection } from "../ui/keeper-view.ts
 import { formatStats, formatThinkingPolicy } from "../ui/pruning-view.ts";
 import { createCacheRuntime } from "./cache-runtime.ts";
 import { contextMessagesOf, createPruningRuntime, modelIdentity } from "./pruning-runtime.ts";
-import { createRecallToolDefinition, RECALL_TOOL_NAME } from "../recall/tool.ts";
+import { RECALL_TOOL_NAME } from "../prune/config.ts";
+import { createRecallToolDefinition } from "../recall/tool.ts";
 import { readSpillFile } from "./spill-files.ts";
 import { loadSettingsFromDisk } from "./settings-source.ts";
 

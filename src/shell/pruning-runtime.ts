@@ -11,7 +11,7 @@ import { planDisciplinedFlush, type DisciplineFacts, type DisciplineOutcome } fr
 import { budgetTriggerFires, captureForFlush, planKeeperFlush, type FlushInputs } from "../keeper/flush.ts";
 import { keeperRender } from "../keeper/render.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
-import type { ContextMessage } from "../session/messages.ts";
+import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
 import { restoreState } from "../state/entries.ts";
@@ -124,6 +124,15 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     return d.plan;
   }
 
+  /** Persist what the recall index gained and the plan's entries, then adopt both. */
+  function commit(nextRecall: RecallIndex, plan: FlushPlan): void {
+    const recallAdded = recallDelta(recall, nextRecall);
+    if (recallAdded) deps.pi.appendEntry(CUSTOM_TYPE_RECALL, recallAdded);
+    recall = nextRecall;
+    for (const entry of plan.entriesToPersist) deps.pi.appendEntry(entry.customType, entry.data);
+    state = plan.nextState;
+  }
+
   /**
    * The cache is already lost (TTL, model, thinking level, tools, compaction): apply what
    * waits, synchronously and without the summarizer (summaries of earlier flushes are in the
@@ -137,11 +146,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     // Only a re-plan that changes history is worth persisting here; a boundary move waits for the next flush.
     if (plan.nextState.stats.rewritesCaused === state.stats.rewritesCaused) return;
     const recorded = recordOriginals(recall, { calls: prunedCallsOf(branchMessages, plan.nextState) });
-    const recallAdded = recallDelta(recall, recorded.index);
-    if (recallAdded) deps.pi.appendEntry(CUSTOM_TYPE_RECALL, recallAdded);
-    recall = recorded.index;
-    for (const entry of plan.entriesToPersist) deps.pi.appendEntry(entry.customType, entry.data);
-    state = plan.nextState;
+    commit(recorded.index, plan);
   }
 
   async function runFlush(trigger: FlushTrigger, ctx: ExtensionContext, closingMessage?: ContextMessage): Promise<FlushReport> {
@@ -152,8 +157,8 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     // A compaction applied as a turn_end draft fires no session_compact: drop what left the context here.
     state = dropStateOutsideContext(state, liveOccurrenceKeys(branchMessages));
     // A queued flush may run after Pi persisted its closing message: never count it twice.
-    const closingTs = (closingMessage as { timestamp?: number } | undefined)?.timestamp;
-    const persisted = closingMessage !== undefined && branchMessages.some((m) => m.role === "assistant" && (m as { timestamp?: number }).timestamp === closingTs);
+    const closingTs = closingMessage === undefined ? undefined : timestampOf(closingMessage);
+    const persisted = closingTs !== undefined && branchMessages.some((m) => m.role === "assistant" && timestampOf(m) === closingTs);
     const inputs = { state, branchMessages, closingMessage: persisted ? undefined : closingMessage, settings, model };
     const capture = captureForFlush(inputs);
     abort = new AbortController();
@@ -183,11 +188,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
       spill: sessionFile ? { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } : undefined,
     });
     await writeSpills(recorded.spills, writeSpillFile);
-    const recallAdded = recallDelta(recall, recorded.index);
-    if (recallAdded) deps.pi.appendEntry(CUSTOM_TYPE_RECALL, recallAdded);
-    recall = recorded.index;
-    for (const entry of plan.entriesToPersist) deps.pi.appendEntry(entry.customType, entry.data);
-    state = plan.nextState;
+    commit(recorded.index, plan);
     const usage = ctx.getContextUsage();
     if (usage?.tokens != null) tokensAtLastFlush = usage.tokens;
     const done: FlushReport = {

@@ -40,7 +40,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const out: ReportArgs = { command: "report", files: [], json: false, out: undefined, arms: undefined, chart: true, summaries: "size-model" };
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i];
-    const value = (name: string): string | undefined => {
+    const value = (): string | undefined => {
       const eq = a.indexOf("=");
       if (eq > 0) return a.slice(eq + 1);
       const v = argv[i + 1];
@@ -60,19 +60,19 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
         out.chart = false;
         break;
       case "--out": {
-        const v = value(name);
+        const v = value();
         if (v === undefined) return { command: "error", message: "--out needs a directory" };
         out.out = v;
         break;
       }
       case "--arms": {
-        const v = value(name);
+        const v = value();
         if (v === undefined) return { command: "error", message: "--arms needs a comma-separated list" };
         out.arms = v;
         break;
       }
       case "--summaries": {
-        const v = value(name);
+        const v = value();
         if (!REPLAY_SUMMARY_SOURCES.includes(v as ReplaySummarySource)) return { command: "error", message: `--summaries must be one of ${REPLAY_SUMMARY_SOURCES.join(", ")}` };
         out.summaries = v as ReplaySummarySource;
         break;
