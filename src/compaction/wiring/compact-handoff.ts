@@ -1,0 +1,81 @@
+/**
+ * Pi's compaction flow: `session_before_compact` serves any compaction from a ready job
+ * (path 3, and the tail of paths 2 and 4); `session_compact` / `session_compact_failed`
+ * report how it ended.
+ */
+import { markedDetails, markerOf } from "../persistence.ts";
+import { enterHook } from "./activity.ts";
+import { readyJob, type RegistrationContext } from "./context.ts";
+import { confirmDraft, rejectReady, validateReady } from "./ready-handoff.ts";
+
+export function registerCompactHandoffHooks(rc: RegistrationContext): void {
+  registerBeforeCompact(rc);
+  registerCompactDone(rc);
+  registerCompactFailed(rc);
+}
+
+function registerBeforeCompact(rc: RegistrationContext): void {
+  const { controller: c, emit } = rc;
+  rc.pi.on("session_before_compact", (event, ctx) => {
+    if (!enterHook(rc, ctx)) return undefined;
+    c.remember(ctx);
+    confirmDraft(rc, ctx);
+    const s = c.current;
+    if (s.kind === "pending") {
+      emit({ kind: "apply", jobId: s.job.jobId, path: "session_before_compact", outcome: "rejected", reason: "sync_fallback" });
+      c.invalidate("sync_fallback");
+      return undefined;
+    }
+    const ready = readyJob(rc);
+    if (!ready || ready.handoff) return undefined;
+    const verdict = validateReady(rc, { ctx, ready, branch: event.branchEntries, settings: event.preparation.settings, customInstructions: event.customInstructions });
+    if (!verdict.ok) {
+      rejectReady(rc, { jobId: ready.job.jobId, path: "session_before_compact", reason: verdict.reason });
+      return undefined;
+    }
+    c.dispatch({ type: "handed_off", jobId: ready.job.jobId, via: "session_before_compact" });
+    emit({ kind: "apply", jobId: ready.job.jobId, path: "session_before_compact", outcome: "handed_off" });
+    const { summary, firstKeptEntryId, usage, details } = ready.result;
+    return {
+      compaction: { summary, firstKeptEntryId, tokensBefore: event.preparation.tokensBefore, details: markedDetails(ready.job, details), usage: usage as never },
+    };
+  });
+}
+
+function registerCompactDone(rc: RegistrationContext): void {
+  const { controller: c, emit, state } = rc;
+  rc.pi.on("session_compact", (event, ctx) => {
+    if (!enterHook(rc, ctx)) return undefined;
+    c.remember(ctx);
+    state.compactRequestedFor = undefined;
+    const marker = markerOf(event.compactionEntry.details);
+    const ready = readyJob(rc);
+    if (ready?.handoff && event.fromExtension && marker?.jobId === ready.job.jobId) {
+      const jobId = ready.job.jobId;
+      c.dispatch({ type: "applied", jobId });
+      emit({ kind: "apply", jobId, path: "session_before_compact", outcome: "applied" });
+      if (state.autoResumeJobId === jobId) {
+        state.autoResumeJobId = undefined;
+        rc.timers.setTimeout(() => rc.pi.sendUserMessage("continue"), 0);
+      }
+      return;
+    }
+    // Someone else's compaction (Pi's own or another extension's): never claimed, and any
+    // job of ours was computed against a context that no longer exists.
+    c.invalidate("sync_fallback");
+  });
+}
+
+function registerCompactFailed(rc: RegistrationContext): void {
+  const { controller: c, emit, state } = rc;
+  rc.pi.on("session_compact_failed", (event, ctx) => {
+    if (!enterHook(rc, ctx)) return;
+    state.compactRequestedFor = undefined;
+    state.autoResumeJobId = undefined;
+    const ready = readyJob(rc);
+    if (!ready?.handoff || !event.fromExtension) return;
+    const error = event.errorMessage ?? (event.aborted ? "compaction aborted" : "compaction failed");
+    c.dispatch({ type: "apply_failed", jobId: ready.job.jobId, error });
+    emit({ kind: "apply", jobId: ready.job.jobId, path: ready.handoff, outcome: "failed", error });
+  });
+}

@@ -1,0 +1,120 @@
+/**
+ * The shared context of one `registerAsyncCompaction` call: Pi, the adapter, the resolved
+ * options, the controller, and the few mutable bits the hooks coordinate through.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { AnyAsyncCompactionAdapter } from "../adapter.ts";
+import { type AsyncCompactionConfig, DEFAULT_START_RATIO, DEFAULT_TIMEOUT_MS } from "../config.ts";
+import { CompactionController, type Timers } from "../controller.ts";
+import type { JobSnapshot } from "../job-reducer.ts";
+import type { LifecycleListener } from "../lifecycle.ts";
+import type { CompactionSettings, PiCompactionPrimitives } from "../primitives.ts";
+import type { ReadyJobState } from "../restore.ts";
+
+export interface RegisterAsyncCompactionOptions {
+  primitives: PiCompactionPrimitives;
+  getCompactionSettings(ctx: ExtensionContext): CompactionSettings;
+  config?: AsyncCompactionConfig;
+  onLifecycleEvent?: LifecycleListener;
+  /** Register `/<name>`; false to skip. Default `async-compact-now`. */
+  commandName?: string | false;
+  /** Persist ready summaries as custom entries (default true). */
+  persistReady?: boolean;
+  settleRetry?: SettleRetry;
+  timers?: Timers;
+  now?: () => number;
+  newJobId?: () => string;
+  /**
+   * Consulted by every hook, the command and the ready callback (default: always true).
+   * False makes them no-ops: no job starts, nothing is handed to Pi, no status line. A job
+   * left over from an active period is cancelled.
+   */
+  isActive?: (ctx: ExtensionContext) => boolean;
+}
+
+export interface SettleRetry {
+  intervalMs: number;
+  attempts: number;
+}
+
+/** Per-registration mutable bits shared between hooks. */
+export interface RegistrationState {
+  /** Job whose `ctx.compact()` request is in flight (guards against asking twice). */
+  compactRequestedFor?: string;
+  /** Job applied by abort-and-compact: send "continue" once it lands. */
+  autoResumeJobId?: string;
+  /** Job for which abort-and-compact was already tried (at most once per job). */
+  abortTriedFor?: string;
+  /** Pending idle-settle timer. */
+  settleHandle?: unknown;
+}
+
+export interface RegistrationContext {
+  pi: ExtensionAPI;
+  adapter: AnyAsyncCompactionAdapter;
+  options: RegisterAsyncCompactionOptions;
+  config: AsyncCompactionConfig;
+  timers: Timers;
+  settle: SettleRetry;
+  controller: CompactionController;
+  state: RegistrationState;
+  emit: LifecycleListener;
+  isActive: (ctx: ExtensionContext) => boolean;
+}
+
+export interface CreateRegistrationContextInput {
+  pi: ExtensionAPI;
+  adapter: AnyAsyncCompactionAdapter;
+  options: RegisterAsyncCompactionOptions;
+  /** Called when a job becomes ready (after the context exists). */
+  onJobReady(rc: RegistrationContext, jobId: string): void;
+}
+
+export function createRegistrationContext(input: CreateRegistrationContextInput): RegistrationContext {
+  const { pi, adapter, options } = input;
+  const config = options.config ?? { enabled: true, startRatio: DEFAULT_START_RATIO, timeoutMs: DEFAULT_TIMEOUT_MS };
+  const timers = options.timers ?? { setTimeout: (f: () => void, ms: number) => setTimeout(f, ms), clearTimeout: (h: unknown) => clearTimeout(h as never) };
+  const settle = options.settleRetry ?? { intervalMs: 25, attempts: 40 };
+  const controller = new CompactionController({
+    adapter,
+    config,
+    getCompactionSettings: options.getCompactionSettings,
+    fallbackThinkingLevel: () => pi.getThinkingLevel(),
+    onLifecycleEvent: options.onLifecycleEvent,
+    // Fires only once a job finishes, long after `rc` below is initialised.
+    onReady: (jobId) => input.onJobReady(rc, jobId),
+    timers,
+    now: options.now,
+    newJobId: options.newJobId,
+  });
+  const rc: RegistrationContext = {
+    pi,
+    adapter,
+    options,
+    config,
+    timers,
+    settle,
+    controller,
+    state: {},
+    emit: (e) => controller.emit(e),
+    isActive: options.isActive ?? (() => true),
+  };
+  return rc;
+}
+
+/** The ready job, if the controller holds one. */
+export function readyJob(rc: RegistrationContext): ReadyJobState | undefined {
+  const current = rc.controller.current;
+  return current.kind === "ready" ? (current as ReadyJobState) : undefined;
+}
+
+/** The job being prepared or ready, if any. */
+export function activeJob(rc: RegistrationContext): JobSnapshot | undefined {
+  const current = rc.controller.current;
+  return current.kind === "pending" || current.kind === "ready" ? current.job : undefined;
+}
+
+/** The live thinking level, falling back to Pi's global one. */
+export function thinkingOf(rc: RegistrationContext, ctx: ExtensionContext) {
+  return ctx.thinkingLevel ?? rc.pi.getThinkingLevel();
+}

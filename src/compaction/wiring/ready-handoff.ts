@@ -1,0 +1,73 @@
+/**
+ * Shared steps for handing a ready job to Pi: validation against the live context,
+ * rejection, draft confirmation, persistence and the `ctx.compact()` request.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { validateAgainstLive } from "../apply-gate.ts";
+import type { InvalidationReason } from "../job-reducer.ts";
+import type { ApplyPath } from "../lifecycle.ts";
+import { markerOf, READY_ENTRY_TYPE, readyEntryData } from "../persistence.ts";
+import type { CompactionSettings, SessionEntry } from "../primitives.ts";
+import type { ReadyJobState } from "../restore.ts";
+import { readyJob, type RegistrationContext, thinkingOf } from "./context.ts";
+
+export interface ValidateReadyInput {
+  ctx: ExtensionContext;
+  ready: ReadyJobState;
+  branch: SessionEntry[];
+  settings: CompactionSettings;
+  customInstructions?: string;
+}
+
+export function validateReady(rc: RegistrationContext, input: ValidateReadyInput) {
+  const { ctx, ready, branch, settings, customInstructions } = input;
+  return validateAgainstLive({ ctx, snapshot: ready.job, result: ready.result, branch, settings, thinkingLevel: thinkingOf(rc, ctx), customInstructions, primitives: rc.options.primitives });
+}
+
+export function rejectReady(rc: RegistrationContext, rejection: { jobId: string; path: ApplyPath; reason: InvalidationReason }): void {
+  const { jobId, path, reason } = rejection;
+  rc.emit({ kind: "apply", jobId, path, outcome: "rejected", reason });
+  rc.controller.invalidate(reason);
+}
+
+/** A `turn_end` draft is committed right after the handlers; confirm it at the next hook. */
+export function confirmDraft(rc: RegistrationContext, ctx: ExtensionContext): void {
+  const ready = readyJob(rc);
+  if (!ready || ready.handoff !== "turn_end_draft") return;
+  const jobId = ready.job.jobId;
+  const persisted = ctx.sessionManager.getBranch().some((e) => e.type === "compaction" && markerOf(e.details)?.jobId === jobId);
+  if (persisted) {
+    rc.controller.dispatch({ type: "applied", jobId });
+    rc.emit({ kind: "apply", jobId, path: "turn_end_draft", outcome: "applied" });
+  } else {
+    const error = "turn_end compaction draft was not persisted";
+    rc.controller.dispatch({ type: "apply_failed", jobId, error });
+    rc.emit({ kind: "apply", jobId, path: "turn_end_draft", outcome: "failed", error });
+  }
+}
+
+/** Write the ready summary as a custom entry so it survives a restart (once per job). */
+export function persistReady(rc: RegistrationContext): void {
+  const ready = readyJob(rc);
+  if (!ready || ready.persisted || ready.handoff || rc.options.persistReady === false) return;
+  rc.pi.appendEntry(READY_ENTRY_TYPE, readyEntryData(ready.job, ready.result));
+  rc.controller.dispatch({ type: "persisted", jobId: ready.job.jobId });
+}
+
+/** Ask Pi to compact (at most one request in flight per job); `session_before_compact` serves it. */
+export function requestCompact(rc: RegistrationContext, request: { ctx: ExtensionContext; jobId: string; path: ApplyPath }): void {
+  const { ctx, jobId, path } = request;
+  if (rc.state.compactRequestedFor === jobId) return;
+  rc.state.compactRequestedFor = jobId;
+  rc.emit({ kind: "apply", jobId, path, outcome: "requested" });
+  ctx.compact({
+    onError: (error) => {
+      rc.state.compactRequestedFor = undefined;
+      const ready = readyJob(rc);
+      if (ready?.job.jobId === jobId && ready.handoff) {
+        rc.controller.dispatch({ type: "apply_failed", jobId, error: error.message });
+        rc.emit({ kind: "apply", jobId, path, outcome: "failed", error: error.message });
+      }
+    },
+  });
+}

@@ -1,0 +1,51 @@
+/**
+ * `turn_end`: hand a ready job over as a `compaction` draft (apply path 1), otherwise
+ * start a background job when usage is inside the start window.
+ */
+import type { ExtensionContext, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import { isInStartWindow } from "../config.ts";
+import type { InvalidationReason } from "../job-reducer.ts";
+import { markedDetails } from "../persistence.ts";
+import { enterHook } from "./activity.ts";
+import { readyJob, type RegistrationContext } from "./context.ts";
+import { confirmDraft, rejectReady, validateReady } from "./ready-handoff.ts";
+
+export function registerTurnEndHook(rc: RegistrationContext): void {
+  const { controller: c, emit } = rc;
+  rc.pi.on("turn_end", (event, ctx): TurnEndEventResult | undefined => {
+    if (!enterHook(rc, ctx)) return undefined;
+    c.remember(ctx);
+    confirmDraft(rc, ctx);
+    let supersede: InvalidationReason | undefined;
+    const ready = readyJob(rc);
+    // Only a completed turn: an aborted or failed one may be followed by Pi's own recovery
+    // (or by shutdown), and the job stays ready for agent_end / the next boundary.
+    if (ready && !ready.handoff && event.outcome === "completed" && !event.entries.some((e) => e.type === "compaction")) {
+      const verdict = validateReady(rc, { ctx, ready, branch: ctx.sessionManager.getBranch(), settings: rc.options.getCompactionSettings(ctx) });
+      if (verdict.ok) {
+        const jobId = ready.job.jobId;
+        c.dispatch({ type: "handed_off", jobId, via: "turn_end_draft" });
+        emit({ kind: "apply", jobId, path: "turn_end_draft", outcome: "handed_off" });
+        const draft = { type: "compaction" as const, summary: ready.result.summary, firstKeptEntryId: ready.result.firstKeptEntryId, details: markedDetails(ready.job, ready.result.details), usage: ready.result.usage as never };
+        return { entries: [...event.entries, draft] };
+      }
+      rejectReady(rc, { jobId: ready.job.jobId, path: "turn_end_draft", reason: verdict.reason });
+      supersede = verdict.reason;
+    }
+    maybeStart(rc, ctx, supersede);
+    return undefined;
+  });
+}
+
+/** Start a job when usage sits inside the start window (`supersede`: replace a rejected one). */
+function maybeStart(rc: RegistrationContext, ctx: ExtensionContext, supersede?: InvalidationReason): void {
+  const { config, emit } = rc;
+  if (!config.enabled) return;
+  const usage = ctx.getContextUsage();
+  if (!usage || usage.tokens === null) return emit({ kind: "skipped", reason: "no_usage" });
+  const settings = rc.options.getCompactionSettings(ctx);
+  const inWindow = isInStartWindow({ tokens: usage.tokens, contextWindow: usage.contextWindow, startRatio: config.startRatio, reserveTokens: settings.reserveTokens });
+  if (!inWindow) return emit({ kind: "skipped", reason: "not_in_window" });
+  const outcome = rc.controller.start(ctx, { manual: false, supersede });
+  if (!outcome.started) emit({ kind: "skipped", reason: outcome.reason });
+}
