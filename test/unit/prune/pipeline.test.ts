@@ -3,6 +3,7 @@ import { guardCurrentLoop, renderContext } from "../../../src/prune/pipeline.ts"
 import type { ContextMessage } from "../../../src/session/messages.ts";
 import { assistant, call, result, text, thinking, user } from "../../support/message-factory.ts";
 import { config, frozen, record, stateWith } from "./fixtures.ts";
+import { fakeThinkingStrip } from "../../property/session-arbitrary.ts";
 
 const msgs = frozen([
   user("first", 1),
@@ -16,22 +17,11 @@ const msgs = frozen([
   result("b", "read", "B", 22),
 ]);
 
-/** A thinking strip stand-in: drops thinking from every assistant older than the boundary. */
-function fakeStrip(messages: ContextMessage[], { boundaryTimestamp: boundary }: { boundaryTimestamp: number | undefined }): ContextMessage[] {
-  if (boundary === undefined) return messages;
-  let changed = false;
-  const out = messages.map((m) => {
-    if (m.role !== "assistant" || m.timestamp >= boundary || !m.content.some((b) => b.type === "thinking")) return m;
-    changed = true;
-    return { ...m, content: m.content.filter((b) => b.type !== "thinking") };
-  });
-  return changed ? out : messages;
-}
 
 describe("renderContext", () => {
   test("empty state: the very same array", () => {
     expect(renderContext({ messages: msgs, state: stateWith({}), config })).toBe(msgs);
-    expect(renderContext({ messages: msgs, state: stateWith({}), config, phases: { thinkingStrip: fakeStrip } })).toBe(msgs);
+    expect(renderContext({ messages: msgs, state: stateWith({}), config, phases: { thinkingStrip: fakeThinkingStrip } })).toBe(msgs);
   });
 
   test("composes stub, purge and thinking strip; the current loop keeps its objects", () => {
@@ -41,14 +31,14 @@ describe("renderContext", () => {
       purged: ["e@12#0"],
       boundary: 100, // newer than everything: the fake strip would strip all, the guard keeps the loop
     });
-    const out = renderContext({ messages: msgs, state, config, phases: { thinkingStrip: fakeStrip } });
+    const out = renderContext({ messages: msgs, state, config, phases: { thinkingStrip: fakeThinkingStrip } });
     expect(out.length).toBe(msgs.length);
     expect(JSON.stringify(out[2])).toContain("Summary: x is a file");
     expect(JSON.stringify(out[3])).toContain("_purged");
     expect(JSON.stringify(out.slice(0, 6))).not.toContain('"thinking"');
     expect(out[7]).toBe(msgs[7]);
     expect(out[8]).toBe(msgs[8]);
-    expect(renderContext({ messages: out, state, config, phases: { thinkingStrip: fakeStrip } })).toEqual(out);
+    expect(renderContext({ messages: out, state, config, phases: { thinkingStrip: fakeThinkingStrip } })).toEqual(out);
   });
 
   test("the thinking phase gets the persisted boundary and whether the branch has flushed", () => {

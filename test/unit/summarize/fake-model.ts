@@ -1,35 +1,9 @@
 /** Hand-driven timers and scripted summary streams for the summarizer tests. */
 import type { StreamSummaryCall, SummaryResultMessage, SummaryStream } from "../../../src/summarize/summary-call.ts";
-import type { Timers } from "../../../src/summarize/stream-watchdog.ts";
 import type { Context } from "@earendil-works/pi-ai";
+import { ManualTimers } from "../../support/manual-timers.ts";
 
-export class ManualTimers implements Timers {
-  now = 0;
-  private nextId = 1;
-  private queue: { id: number; at: number; callback: () => void }[] = [];
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = this.nextId++;
-    this.queue.push({ id, at: this.now + ms, callback });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.queue = this.queue.filter((t) => t.id !== handle);
-  }
-  get pending(): number {
-    return this.queue.length;
-  }
-  advance(ms: number): void {
-    const target = this.now + ms;
-    for (;;) {
-      const due = this.queue.filter((t) => t.at <= target).sort((a, b) => a.at - b.at || a.id - b.id)[0];
-      if (!due) break;
-      this.queue = this.queue.filter((t) => t !== due);
-      this.now = due.at;
-      due.callback();
-    }
-    this.now = target;
-  }
-}
+export { ManualTimers };
 
 /** Let pending promise callbacks run (a macrotask turn, no real waiting). */
 export const flush = () => new Promise<void>((resolve) => setImmediate(resolve));

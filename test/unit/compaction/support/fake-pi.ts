@@ -5,43 +5,15 @@
  */
 import { DEFAULT_COMPACTION_SETTINGS, type ExtensionAPI, type ExtensionContext, type SessionManager } from "@earendil-works/pi-coding-agent";
 import type { AnyAsyncCompactionAdapter } from "../../../../src/compaction/adapter.ts";
-import type { Timers } from "../../../../src/compaction/controller.ts";
 import type { ReadyCompaction } from "../../../../src/compaction/job-reducer.ts";
 import type { LifecycleEvent } from "../../../../src/compaction/lifecycle.ts";
 import { piCompactionPrimitives } from "../../../../src/compaction/pi-runtime.ts";
 import { prepareCompaction } from "../../../../src/compaction/prepare.ts";
 import { registerAsyncCompaction } from "../../../../src/compaction/register-async.ts";
 import type { CompactionPreparation } from "../../../../src/compaction/primitives.ts";
+import { ManualTimers } from "../../../support/manual-timers.ts";
 
-export class ManualTimers implements Timers {
-  now = 0;
-  private seq = 0;
-  private queue: { id: number; at: number; fn: () => void }[] = [];
-  setTimeout(fn: () => void, ms: number): unknown {
-    const id = ++this.seq;
-    this.queue.push({ id, at: this.now + ms, fn });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.queue = this.queue.filter((t) => t.id !== handle);
-  }
-  get pending(): number {
-    return this.queue.length;
-  }
-  /** Run every timer due within `ms`, in time order (timers added meanwhile included). */
-  advance(ms: number): void {
-    const end = this.now + ms;
-    for (;;) {
-      this.queue.sort((a, b) => a.at - b.at || a.id - b.id);
-      const next = this.queue[0];
-      if (!next || next.at > end) break;
-      this.queue.shift();
-      this.now = next.at;
-      next.fn();
-    }
-    this.now = end;
-  }
-}
+export { ManualTimers };
 
 export interface Deferred<T> {
   promise: Promise<T>;
