@@ -24,7 +24,7 @@ import {
   WIRE_SETUP,
   wireFingerprints,
   withoutCacheControl,
-} from "../unit/compaction/support/e2e-wire.ts";
+} from "../support/compaction/e2e-wire.ts";
 
 const workspace = createPiWorkspace(sandboxFiles(10));
 const server = startFakeAnthropic({ sideRouter: delayedSummaryRouter });

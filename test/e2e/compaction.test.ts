@@ -27,7 +27,7 @@ import {
   WIRE_SETUP,
   wireFingerprints,
   withoutCacheControl,
-} from "../unit/compaction/support/e2e-wire.ts";
+} from "../support/compaction/e2e-wire.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));

@@ -1,0 +1,53 @@
+/** registerKeeperCompaction loads into a real in-process Pi session and serves its command. */
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fauxProvider } from "@earendil-works/pi-ai";
+import { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } from "@earendil-works/pi-coding-agent";
+import type { LifecycleEvent } from "./lifecycle.ts";
+import { registerKeeperCompaction } from "./register.ts";
+
+async function load(env: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), "ck-register-"));
+  const events: LifecycleEvent[] = [];
+  let registered: unknown = "not called";
+  const resourceLoader = new DefaultResourceLoader({
+    cwd: dir,
+    agentDir: dir,
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+    noContextFiles: true,
+    extensionFactories: [(pi) => void (registered = registerKeeperCompaction(pi, { env, onLifecycleEvent: (e) => events.push(e) }))],
+  });
+  await resourceLoader.reload();
+  const faux = fauxProvider({ models: [{ id: "faux-reg", contextWindow: 100_000 }] });
+  const { session, extensionsResult } = await createAgentSession({
+    cwd: dir,
+    agentDir: dir,
+    model: faux.getModel(),
+    sessionManager: SessionManager.inMemory(dir),
+    resourceLoader,
+    settingsManager: SettingsManager.inMemory({}),
+  });
+  return { session, extensionsResult, registered, events };
+}
+
+describe("registerKeeperCompaction", () => {
+  test("registers the command and hooks when enabled", async () => {
+    const { session, extensionsResult, registered } = await load({});
+    expect(registered).toBeDefined();
+    const commands = extensionsResult.extensions.flatMap((e) => [...e.commands.keys()]);
+    expect(commands).toContain("async-compact-now");
+    session.dispose();
+  });
+
+  test("PI_ASYNC_PREFIX_COMPACTION=0 registers nothing", async () => {
+    const { session, extensionsResult, registered } = await load({ PI_ASYNC_PREFIX_COMPACTION: "0" });
+    expect(registered).toBeUndefined();
+    const commands = extensionsResult.extensions.flatMap((e) => [...e.commands.keys()]);
+    expect(commands).not.toContain("async-compact-now");
+    session.dispose();
+  });
+});

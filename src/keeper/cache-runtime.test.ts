@@ -1,0 +1,161 @@
+/** The cache runtime (shell) with a fake Pi: seam placement, facts, attribution, warming override. */
+import { describe, expect, test } from "bun:test";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
+import type { DisciplineOutcome } from "./discipline.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import { DEFAULT_SETTINGS } from "../settings/parse.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import { createCacheRuntime } from "../shell/cache-runtime.ts";
+import { emptyState, type KeeperState } from "../state/schema.ts";
+import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
+
+const M = { type: "ephemeral" as const };
+const big = (tag: string) => `${tag} `.repeat(3000);
+
+function setup(over: { settings?: KeeperSettings; frozen?: number } = {}) {
+  let clock = 1_000_000;
+  let tools = ["read"];
+  let state: KeeperState = { ...emptyState(), frontier: { ...emptyState().frontier, ...(over.frozen !== undefined ? { frozenThroughTimestamp: over.frozen } : {}) } };
+  const rt = createCacheRuntime({
+    pi: { getThinkingLevel: () => "medium", getActiveTools: () => tools } as never,
+    settings: () => over.settings ?? DEFAULT_SETTINGS,
+    state: () => state,
+    now: () => clock,
+  });
+  const ctx = {
+    model: { provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" },
+    getContextUsage: () => ({ tokens: 50_000, contextWindow: 200_000, percent: 25 }),
+  } as unknown as ExtensionContext;
+  const setFrozen = (ts: number) => (state = { ...state, frontier: { ...state.frontier, frozenThroughTimestamp: ts } });
+  return { rt, ctx, tick: (ms: number) => (clock += ms), setTools: (t: string[]) => (tools = t), setFrozen };
+}
+
+// Rendered history: p1, a read loop (two steps), the answer, p2.
+const rendered: ContextMessage[] = [
+  user("p1", 1),
+  assistant([call("a", "read")], 2),
+  result("a", "read", big("A"), 3),
+  assistant([call("b", "read")], 4),
+  result("b", "read", big("B"), 5),
+  assistant([text("done")], 6),
+  user("p2", 7),
+];
+function payload(resultB = big("B")): WireRequestBody {
+  const messages: WireMessage[] = [
+    { role: "user", content: [{ type: "text", text: "p1" }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "a", name: "read", input: {} }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: big("A") }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "b", name: "read", input: {} }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "b", content: resultB }] },
+    { role: "assistant", content: [{ type: "text", text: "done" }] },
+    { role: "user", content: [{ type: "text", text: "p2", cache_control: M }] },
+  ];
+  return { model: "claude-sonnet-4-5", max_tokens: 8000, tools: [{ name: "read", cache_control: M }], system: [{ type: "text", text: "sys", cache_control: M }], messages };
+}
+const markedMessages = (b: WireRequestBody) =>
+  b.messages.flatMap((m, i) => (Array.isArray(m.content) && m.content.some((x) => (x as { cache_control?: unknown }).cache_control) ? [i] : []));
+
+describe("cache runtime", () => {
+  test("enabled: false leaves every payload alone and records nothing", () => {
+    const { rt, ctx } = setup({ settings: { ...DEFAULT_SETTINGS, enabled: false }, frozen: 3 });
+    rt.onContextRendered(rendered);
+    expect(rt.onBeforeProviderRequest(payload(), ctx)).toBeUndefined();
+    expect(rt.cacheText()).toContain("No request seen yet");
+  });
+
+  test("places the seam on the wire message of the last frozen message; 4 marks; the input payload is not mutated", () => {
+    const { rt, ctx } = setup({ frozen: 3 }); // frozen through result a (ts 3) → wire message 2
+    rt.onContextRendered(rendered);
+    const input = payload();
+    const before = JSON.stringify(input);
+    const out = rt.onBeforeProviderRequest(input, ctx) as WireRequestBody;
+    expect(out).toBeDefined();
+    expect(JSON.stringify(input)).toBe(before);
+    expect(markedMessages(out)).toEqual([2, 6]);
+    expect(rt.cacheText()).toContain("frozen");
+  });
+
+  test("no frozen boundary, or the seam off: the payload is unchanged", () => {
+    const { rt, ctx } = setup();
+    rt.onContextRendered(rendered);
+    expect(rt.onBeforeProviderRequest(payload(), ctx)).toBeUndefined();
+    const off = setup({ settings: { ...DEFAULT_SETTINGS, cache: { ...DEFAULT_SETTINGS.cache, seam: false } }, frozen: 3 });
+    off.rt.onContextRendered(rendered);
+    expect(off.rt.onBeforeProviderRequest(payload(), off.ctx)).toBeUndefined();
+  });
+
+  test("a request that re-writes after the seam keeps the previous seam; the next one moves it; attribution names the flush", () => {
+    const { rt, ctx, tick, setFrozen } = setup({ frozen: 3 });
+    rt.onContextRendered(rendered);
+    rt.onBeforeProviderRequest(payload(), ctx);
+    // A flush stubs result b (wire 4, after the seam at 2) and moves the boundary to ts 5 (wire 4).
+    rt.recordFlush({ log: [], pending: undefined } as unknown as DisciplineOutcome, true);
+    setFrozen(5);
+    tick(10_000);
+    const rewritten = rt.onBeforeProviderRequest(payload("[stub]"), ctx) as WireRequestBody;
+    expect(markedMessages(rewritten)).toEqual([2, 6]); // the entry at the old seam is what this request reads
+    expect(rt.cacheText()).toContain("keeper-rewrite");
+    tick(10_000);
+    const extended = rt.onBeforeProviderRequest(payload("[stub]"), ctx) as WireRequestBody;
+    expect(markedMessages(extended)).toEqual([4, 6]); // nothing changed: the seam moves for free
+  });
+
+  test("facts: warm within the TTL, cold after it or when the tools change", () => {
+    const { rt, ctx, tick, setTools } = setup({ frozen: 3 });
+    rt.onContextRendered(rendered);
+    expect(rt.facts(ctx).cold).toBe(true); // nothing sent yet in this process
+    rt.onBeforeProviderRequest(payload(), ctx);
+    tick(60_000);
+    const warm = rt.facts(ctx);
+    expect(warm.cold).toBe(false);
+    expect(warm.requestTimes).toHaveLength(1);
+    expect(warm.seamActive).toBe(true);
+    expect(warm.context).toEqual({ tokens: 50_000, window: 200_000 });
+    setTools(["read", "bash"]);
+    expect(rt.coldVerdict(ctx).reasons).toEqual(["tools-changed"]);
+    setTools(["read"]);
+    tick(5 * 60_000);
+    expect(rt.coldVerdict(ctx).reasons).toEqual(["ttl-expired"]);
+  });
+
+  test("a warm-up ping (max_tokens 1) refreshes the TTL but is not a request of the session", () => {
+    const { rt, ctx, tick } = setup();
+    rt.onContextRendered(rendered);
+    rt.onBeforeProviderRequest(payload(), ctx);
+    tick(4 * 60_000);
+    rt.onBeforeProviderRequest({ ...payload(), max_tokens: 1 }, ctx);
+    tick(4 * 60_000);
+    const f = rt.facts(ctx);
+    expect(f.cold).toBe(false);
+    expect(f.requestTimes).toHaveLength(1);
+  });
+
+  test("cache warming stops when a waiting rewrite would discard most of the prefix", () => {
+    const { rt } = setup();
+    const event = { warmCost: 0.01, missCost: 0.2, continuationProbability: 0.5, action: "warm" as const };
+    expect(rt.onCacheWarmingDecision(event)).toBeUndefined();
+    // keeps 10% of the prefix: 0.5 × 0.2 × 0.1 − 0.01 = 0 < 0.05 → stop
+    rt.recordFlush({ log: [], pending: { keptPrefixTokens: 1000, cachedPrefixTokens: 10_000 } } as unknown as DisciplineOutcome, false);
+    expect(rt.onCacheWarmingDecision(event)).toEqual({ action: "stop" });
+    // keeps 90%: 0.5 × 0.2 × 0.9 − 0.01 = 0.08 ≥ 0.05 → Pi decides
+    rt.recordFlush({ log: [], pending: { keptPrefixTokens: 9000, cachedPrefixTokens: 10_000 } } as unknown as DisciplineOutcome, false);
+    expect(rt.onCacheWarmingDecision(event)).toBeUndefined();
+  });
+
+  test("counts an unannounced loss: the request extended the previous one, yet read little", () => {
+    const { rt, ctx, tick } = setup();
+    rt.onContextRendered(rendered);
+    const usage = (cacheRead: number, cacheWrite: number) =>
+      ({ ...assistant([text("x")], 0), usage: { input: 5, output: 5, cacheRead, cacheWrite, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } } }) as ContextMessage;
+    rt.onBeforeProviderRequest(payload(), ctx);
+    rt.onAssistantMessage(usage(0, 8000));
+    tick(30_000);
+    const longer = payload();
+    longer.messages.push({ role: "assistant", content: [{ type: "text", text: "ok" }] }, { role: "user", content: "p3" });
+    rt.onContextRendered([...rendered, assistant([text("ok")], 8), user("p3", 9)]);
+    rt.onBeforeProviderRequest(longer, ctx);
+    rt.onAssistantMessage(usage(100, 8100)); // read 100 < 0.5 × 8,005
+    expect(rt.facts(ctx).observedLosses).toEqual({ prompt: { requests: 1, losses: 1 }, loop: { requests: 0, losses: 0 } });
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * planDisciplinedFlush over small branches: what applies, what waits and why, and the frozen
+ * boundary it persists. Exact gate arithmetic is in test/unit/discipline/gate*.test.ts; here
+ * the figures only have to be far apart.
+ */
+import { describe, expect, test } from "bun:test";
+import { planDisciplinedFlush, type DisciplineFacts } from "./discipline.ts";
+import { planKeeperFlush } from "./flush.ts";
+import { keeperRender } from "./render.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import { DEFAULT_SETTINGS } from "../settings/parse.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import { CUSTOM_TYPE_FRONTIER, emptyState, FrontierSchema, type KeeperState } from "../state/schema.ts";
+import type { BatchSummary } from "../summarize/batch.ts";
+import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
+
+const MODEL = { provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" };
+const TTL = 5 * 60_000;
+const settings: KeeperSettings = { ...DEFAULT_SETTINGS, pruning: { ...DEFAULT_SETTINGS.pruning, budgetTrigger: { ...DEFAULT_SETTINGS.pruning.budgetTrigger, enabled: false } } };
+
+const lines = (tag: string, chars: number): string => Array.from({ length: Math.ceil(chars / 40) }, (_, i) => `${tag} line ${i} `.padEnd(39, ".")).join("\n").slice(0, chars);
+const summary = (batchKey: string, t: string): BatchSummary => ({ batchKey, text: t, source: "model", inputTokens: 10, outputTokens: 5, cost: 0 });
+
+/** A read of `chars` characters: assistant call at ts, result at ts + 1. */
+function read(id: string, ts: number, chars: number): ContextMessage[] {
+  return [assistant([call(id, "read", { path: `${id}.ts` })], ts), result(id, "read", lines(id, chars), ts + 1)];
+}
+
+/** Text-only prompts and answers of `chars` characters each (history nothing can prune). */
+function chatter(fromTs: number, pairs: number, chars: number): ContextMessage[] {
+  const out: ContextMessage[] = [];
+  for (let i = 0; i < pairs; i++) out.push(user(lines(`q${i}`, chars), fromTs + 2 * i), assistant([text(lines(`a${i}`, chars))], fromTs + 2 * i + 1));
+  return out;
+}
+
+function facts(over: Partial<DisciplineFacts> = {}): DisciplineFacts {
+  // 20 requests 10 s apart: every gap warm.
+  return { requestTimes: Array.from({ length: 20 }, (_, i) => i * 10_000), cold: false, ttl: "5m", ttlMs: TTL, seamActive: false, ...over };
+}
+
+function flush(branch: ContextMessage[], summaries: BatchSummary[], f: DisciplineFacts, state: KeeperState = emptyState()) {
+  return planDisciplinedFlush({
+    cache: settings.cache,
+    facts: f,
+    now: 1_000_000,
+    label: "test flush",
+    plan: (boundaryHooks) => planKeeperFlush({ state, branchMessages: branch, settings, model: MODEL, summaries, now: 1_000_000, boundaryHooks }),
+    render: (messages, s) => keeperRender({ messages, state: s, settings, model: MODEL }),
+  });
+}
+
+describe("planDisciplinedFlush", () => {
+  // One early read of 2,000 chars, then ~100k tokens of chatter, then the final answer.
+  const deep: ContextMessage[] = [user("look at a.ts", 1), ...read("a", 2, 2000), assistant([text("a.ts is fine")], 4), ...chatter(10, 25, 16_000), assistant([text("done")], 100)];
+  const deepSummaries = [summary("batch:a@2", "a.ts: a small module")];
+
+  test("warm: a small stub deep in history does not pay for re-writing everything after it", () => {
+    const { plan, outcome } = flush(deep, deepSummaries, facts());
+    expect(outcome.verdicts["stub:a@2#0"]).toBe("deferred");
+    expect(plan.nextState.frontier.stubbedKeys).toEqual([]);
+    expect(plan.decisions).toContainEqual({ kind: "deferred", what: "stub", key: "a@2#0" });
+    expect(outcome.log).toHaveLength(1);
+    const n = outcome.log[0]!.decision.numbers;
+    expect(outcome.log[0]!.decision.reason).toBe("defers");
+    expect(n.rewrittenTokens).toBeGreaterThan(90_000); // nothing readable before it: everything after the system is re-written
+    expect(n.tokensRemoved).toBeGreaterThan(100);
+    expect(n.tokensRemoved).toBeLessThan(500);
+    // the summary is kept, so the stub is proposed again at the next flush
+    expect(plan.nextState.summaries["batch:a@2"]).toBeDefined();
+    expect(outcome.pending).toBeDefined();
+  });
+
+  test("cold: the same flush applies (the rewrite is free)", () => {
+    const { plan, outcome } = flush(deep, deepSummaries, facts({ cold: true }));
+    expect(outcome.verdicts["stub:a@2#0"]).toBe("pays-alone");
+    expect(plan.nextState.frontier.stubbedKeys).toEqual(["a@2#0"]);
+    expect(outcome.log[0]!.decision.reason).toBe("cold-cache");
+    expect(outcome.log[0]!.decision.numbers.rewriteCost).toBe(0);
+    expect(outcome.pending).toBeUndefined();
+  });
+
+  test("warm: big outputs of the loop that just ended pay on their own (their rewrite is short and within the lookback)", () => {
+    const branch = [user("read b and c", 1), ...read("b", 2, 40_000), ...read("c", 4, 40_000), assistant([text("both read")], 6)];
+    const { plan, outcome } = flush(branch, [summary("batch:b@2", "b.ts"), summary("batch:c@4", "c.ts")], facts());
+    expect(plan.nextState.frontier.stubbedKeys.sort()).toEqual(["b@2#0", "c@4#0"]);
+    expect(outcome.log[0]!.decision.reason).toBe("pays");
+    expect(outcome.log[0]!.decision.numbers.net).toBeGreaterThan(0);
+  });
+
+  test("persists the frozen boundary on the grid and holds it between grid steps", () => {
+    const { plan, outcome } = flush(deep, deepSummaries, facts());
+    expect(outcome.boundary?.moved).toBe(true);
+    const ts = plan.nextState.frontier.frozenThroughTimestamp;
+    expect(ts).toBeDefined();
+    const entry = plan.entriesToPersist.find((e) => e.customType === CUSTOM_TYPE_FRONTIER);
+    expect(FrontierSchema.parse(entry!.data).frozenThroughTimestamp).toBe(ts);
+    // Same branch again: the boundary holds, nothing new to persist for it.
+    const again = flush(deep, [], facts(), plan.nextState);
+    expect(again.outcome.boundary?.moved).toBe(false);
+    expect(again.plan.nextState.frontier.frozenThroughTimestamp).toBe(ts);
+  });
+
+  test("frozen history waits while warm and between grid steps, and goes on a cold cache", () => {
+    // State: the boundary already sits after the read (frozen through ts 4), nothing applied.
+    const first = flush(deep, deepSummaries, facts());
+    const frozenState: KeeperState = { ...first.plan.nextState, frontier: { ...first.plan.nextState.frontier, frozenThroughTimestamp: 101 } };
+    const more = [...deep, user("one more", 102), assistant([text("ok")], 103)];
+    const warm = flush(more, [], facts({ seamActive: true }), frozenState);
+    expect(warm.outcome.boundary?.moved).toBe(false);
+    expect(warm.outcome.verdicts["stub:a@2#0"]).toBe("frozen");
+    expect(warm.plan.nextState.frontier.stubbedKeys).toEqual([]);
+    const cold = flush(more, [], facts({ cold: true }), frozenState);
+    expect(cold.plan.nextState.frontier.stubbedKeys).toEqual(["a@2#0"]);
+  });
+
+  test("a budget flush inside a running loop prices the loop's earlier results like any other", () => {
+    // The branch ends with a tool result: the loop is still running. Render stubs its earlier
+    // results at once, so the stub of d changes the next request and is priced (and pays: it is
+    // within the lookback and removes most of what it re-writes). e is the batch the model has
+    // not answered yet: never captured, never proposed.
+    const branch = [user("read d", 1), ...read("d", 2, 40_000), ...read("e", 4, 40_000)];
+    const { plan, outcome } = flush(branch, [summary("batch:d@2", "d.ts")], facts());
+    expect(outcome.verdicts["stub:d@2#0"]).toBe("pays-alone");
+    expect(plan.nextState.frontier.stubbedKeys).toEqual(["d@2#0"]);
+  });
+
+  test("an output the model has not answered yet is never hidden, not even as a duplicate of a summarized one", () => {
+    // y repeats x byte for byte; the branch ends with y's result (a budget flush at turn_end).
+    const x = read("x", 2, 40_000);
+    const y = [assistant([call("y", "read", { path: "x.ts" })], 4), result("y", "read", lines("x", 40_000), 5)];
+    const state = flush([user("read x twice", 1), ...x, assistant([text("x read")], 3.5)], [summary("batch:x@2", "x.ts")], facts({ cold: true })).plan.nextState;
+    const { plan, outcome } = flush([user("read x twice", 1), ...x, assistant([text("x read")], 3.5), user("again", 3.7), ...y], [], facts({ cold: true }), state);
+    // Capture never proposes it (the discipline would hold it back as "unseen" if it did).
+    expect(outcome.verdicts["alias:y@4#0"] ?? "unseen").toBe("unseen");
+    expect(plan.nextState.frontier.aliases).toEqual({});
+  });
+});

@@ -1,0 +1,112 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { currentLoopStart, pairToolCalls } from "./occurrence.ts";
+import { renderContext } from "./pipeline.ts";
+import { stubIndexOf } from "./stub-text.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import { restoreState } from "../state/entries.ts";
+import { type KeeperState, emptyState } from "../state/schema.ts";
+import { buildSession, deepFreeze, fakeThinkingStrip, propertyConfig, sessionSpec } from "../../test/support/property/session-arbitrary.ts";
+import { keyMask, maskedState, plannedState } from "../../test/support/property/state-arbitrary.ts";
+
+const RUNS = { numRuns: 150 };
+
+function render(messages: ContextMessage[], state: KeeperState): ContextMessage[] {
+  return renderContext({ messages, state, config: propertyConfig, phases: { thinkingStrip: fakeThinkingStrip } });
+}
+
+/** Every state a property runs against: empty, planned by a real flush, and arbitrary key subsets. */
+const scenario = fc.record({ spec: sessionSpec, mask: keyMask, kind: fc.constantFrom("empty", "planned", "masked") }).map(({ spec, mask, kind }) => {
+  const session = buildSession(spec);
+  const input = deepFreeze([...session.history, ...session.loop]);
+  const state =
+    kind === "empty"
+      ? emptyState()
+      : kind === "planned"
+        ? plannedState(session).nextState
+        : maskedState(input, mask, input.length > 4 ? input[Math.floor(input.length / 2)].timestamp : undefined);
+  return { session, input, state, kind };
+});
+
+describe("render pipeline properties", () => {
+  test("never emits an orphan tool call or result", () => {
+    fc.assert(
+      fc.property(scenario, ({ input, state }) => {
+        const p = pairToolCalls(render(input, state));
+        expect(p.orphanResults).toEqual([]);
+        expect(p.unansweredCalls).toEqual([]);
+      }),
+      RUNS,
+    );
+  });
+
+  test("never alters the current tool loop's assistant messages; its results change only into their persisted stubs", () => {
+    fc.assert(
+      fc.property(scenario, ({ input, state, session }) => {
+        const out = render(input, state);
+        const loop = out.slice(currentLoopStart(out));
+        expect(loop.length).toBe(session.loop.length);
+        const { textByKey } = stubIndexOf(state);
+        const keyByIndex = pairToolCalls(input).callKeyByResultIndex;
+        loop.forEach((m, i) => {
+          const index = input.length - session.loop.length + i;
+          const original = input[index]!;
+          if (m === original) return;
+          // Only a tool result may differ, and only as the stub its key has in the state.
+          expect(original.role).toBe("toolResult");
+          const text = textByKey.get(keyByIndex.get(index)!);
+          expect(text).toBeDefined();
+          expect(m).toEqual({ ...original, content: [{ type: "text", text: text! }] } as ContextMessage);
+        });
+      }),
+      RUNS,
+    );
+  });
+
+  test("empty state returns the same array unless history holds orphans to sweep", () => {
+    fc.assert(
+      fc.property(scenario, ({ input }) => {
+        const loopStart = currentLoopStart(input);
+        const p = pairToolCalls(input);
+        const clean = p.orphanResults.every((i) => i >= loopStart) && p.unansweredCalls.every((c) => c.assistantIndex >= loopStart);
+        const out = render(input, emptyState());
+        expect(out === input).toBe(clean);
+      }),
+      RUNS,
+    );
+  });
+
+  test("is idempotent: render(render(x)) equals render(x)", () => {
+    fc.assert(
+      fc.property(scenario, ({ input, state }) => {
+        const once = render(input, state);
+        expect(render(once, state)).toEqual(once);
+      }),
+      RUNS,
+    );
+  });
+
+  test("is prefix-stable between flushes: appending tool-loop messages keeps the rendered prefix bytes", () => {
+    fc.assert(
+      fc.property(scenario, ({ input, state, session }) => {
+        const before = render(input, state);
+        const after = render(deepFreeze([...input, ...session.tail]), state);
+        expect(JSON.stringify(after.slice(0, before.length))).toBe(JSON.stringify(before));
+        after.slice(before.length).forEach((m, i) => expect(m).toBe(session.tail[i]));
+      }),
+      RUNS,
+    );
+  });
+
+  test("flushes persist entries that restore to exactly their state", () => {
+    fc.assert(
+      fc.property(sessionSpec, (spec) => {
+        const plan = plannedState(buildSession(spec));
+        const restored = restoreState(plan.entries.map((e) => JSON.parse(JSON.stringify({ type: "custom", ...e }))));
+        expect(restored.diagnostics).toEqual([]);
+        expect(restored.state).toEqual(plan.nextState);
+      }),
+      RUNS,
+    );
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, test } from "bun:test";
+import { calibrate, findExternalInvalidations } from "./calibration.ts";
+import { fitEstimator, leastSquares } from "../../test/analysis/estimator-fit.ts";
+import type { WireRequestBody } from "../cache/wire-types.ts";
+
+describe("calibrate", () => {
+  test("total error = Σ|Δ| over the three series / Σ recorded", () => {
+    const sim = [
+      { read: 0, write: 1000, uncached: 0 },
+      { read: 1000, write: 300, uncached: 10 },
+    ];
+    const rec = [
+      { cacheRead: 0, cacheWrite: 1100, input: 3 },
+      { cacheRead: 1100, cacheWrite: 200, input: 7 },
+    ];
+    // |Δ|: req0 0 + 100 + 3 = 103; req1 100 + 100 + 3 = 203 → 306. Recorded sum 1103 + 1307 = 2410.
+    const c = calibrate(sim, rec);
+    expect(c.total_error).toBeCloseTo(306 / 2410, 12);
+    // prompt sizes: sim 1000, 1310; rec 1103, 1307 → |Δ| 103 + 3 = 106.
+    expect(c.prompt_size_error).toBeCloseTo(106 / 2410, 12);
+    expect(c.read).toEqual({ recorded: 1100, simulated: 1000, absError: 100 });
+  });
+  test("length mismatch throws (programming error, not input error)", () => {
+    expect(() => calibrate([], [{ cacheRead: 0, cacheWrite: 0, input: 0 }])).toThrow();
+  });
+});
+
+describe("findExternalInvalidations", () => {
+  const r = (timestamp: number, input: number, cacheRead: number, cacheWrite: number) => ({ timestamp, recorded: { input, cacheRead, cacheWrite } });
+  test("in-TTL drops are flagged, TTL-explained and partial reads are not", () => {
+    const reqs = [
+      r(0, 3, 0, 10_000),
+      r(10_000, 0, 10_000, 500), // normal
+      r(20_000, 3, 0, 10_600), // in-TTL miss → external
+      r(400_000, 3, 0, 10_800), // gap 380 s > 300 s → TTL, not flagged
+      r(410_000, 3, 6_000, 4_900), // read 6000 ≥ 0.5 × 10803 → not flagged
+      r(420_000, 3, 5_000, 6_000), // 5000 < 0.5 × 10903 = 5451.5 → flagged
+    ];
+    expect(findExternalInvalidations(reqs)).toEqual([2, 5]);
+    expect(findExternalInvalidations(reqs, { ttlMs: 3_600_000 })).toEqual([2, 3, 5]);
+  });
+});
+
+describe("estimator fit", () => {
+  test("least squares solves an exact system", () => {
+    // y = 2 + 3x
+    expect(leastSquares([[1, 0], [1, 1], [1, 2]], [2, 5, 8]).map((v) => Math.round(v * 1e9) / 1e9)).toEqual([2, 3]);
+  });
+  test("recovers known ratios from synthetic requests", () => {
+    // Ground truth: C = 1500, 20 tokens per block, prose 3.5 chars/token, code 2.5 chars/token.
+    const samples = Array.from({ length: 30 }, (_, i) => {
+      const prose = 70 * (i + 1);
+      const code = 50 * ((i * 7) % 11 + 1);
+      const blocks = 2 + (i % 5);
+      const body: WireRequestBody = {
+        messages: [
+          { role: "user", content: [{ type: "text", text: "p".repeat(prose) }, ...Array.from({ length: blocks - 2 }, () => ({ type: "text" as const, text: "" }))] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "c".repeat(code) }] },
+        ],
+      };
+      return { body, recordedPrompt: 1500 + 20 * blocks + prose / 3.5 + code / 2.5 };
+    });
+    const fit = fitEstimator(samples);
+    expect(fit.constantTokens).toBeCloseTo(1500, 6);
+    expect(fit.blockOverheadTokens).toBeCloseTo(20, 6);
+    expect(fit.proseCharsPerToken).toBeCloseTo(3.5, 6);
+    expect(fit.codeCharsPerToken).toBeCloseTo(2.5, 6);
+    expect(fit.rmse).toBeLessThan(1e-6);
+  });
+});

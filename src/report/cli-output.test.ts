@@ -1,0 +1,114 @@
+/** Pieces of the CLI output: argument parsing, progress, tables. */
+import { describe, expect, test } from "bun:test";
+import { parseArgs } from "./cli/args.ts";
+import { outDirProblem } from "./cli/locations.ts";
+import { createProgress, progressBar } from "./progress.ts";
+import type { ArmReport, SessionReport } from "./session-report.ts";
+import { compactNumber, sessionTable, totalsOverSessions } from "./table.ts";
+
+describe("arguments", () => {
+  test("report with files and options", () => {
+    expect(parseArgs(["report", "a.jsonl", "--json", "--out=o", "--arms", "no-pruning", "b.jsonl", "--no-chart"])).toEqual({
+      command: "report",
+      files: ["a.jsonl", "b.jsonl"],
+      json: true,
+      out: "o",
+      arms: "no-pruning",
+      chart: false,
+      summaries: "size-model",
+    });
+  });
+  test("errors and help", () => {
+    expect(parseArgs(["report", "--out"]).command).toBe("error");
+    expect(parseArgs(["report", "--summaries", "llm"]).command).toBe("error");
+    expect(parseArgs(["report", "-x"]).command).toBe("error");
+    expect(parseArgs([]).command).toBe("help");
+    expect(parseArgs(["report", "--help"]).command).toBe("help");
+  });
+  test("out dir rule", () => {
+    expect(outDirProblem("/home/u/.pi/agent/sessions/x", [], "/home/u/.pi/agent/sessions")).toContain("inside");
+    expect(outDirProblem("/data", ["/data/s.jsonl"], "/home/u/.pi/agent/sessions")).toContain("directory of the session");
+    expect(outDirProblem("/data/report", ["/data/s.jsonl"], "/home/u/.pi/agent/sessions")).toBeUndefined();
+  });
+});
+
+describe("progress", () => {
+  test("plain: one line per 10% step reached, then 100% once", () => {
+    const lines: string[] = [];
+    const p = createProgress({ write: (t) => lines.push(t), isTTY: false });
+    for (let i = 0; i <= 40; i++) p.update(i / 100, "x");
+    p.update(0.95, "y");
+    p.done();
+    expect(lines).toEqual(["progress: 10% x\n", "progress: 20% x\n", "progress: 30% x\n", "progress: 40% x\n", "progress: 90% y\n", "progress: 100%\n"]);
+  });
+  test("terminal: redraws only on change and clears at the end", () => {
+    const out: string[] = [];
+    const p = createProgress({ write: (t) => out.push(t), isTTY: true });
+    p.update(0.5, "a");
+    p.update(0.501, "a");
+    p.update(0.51, "a");
+    p.done();
+    expect(out).toHaveLength(3);
+    expect(out[0]).toContain(progressBar(0.5));
+    expect(out[2]).toBe("\r\x1b[K");
+    expect(progressBar(0.5, 10)).toBe("[#####-----]  50%");
+  });
+});
+
+const arm = (name: string, o: Partial<ArmReport>): ArmReport => ({
+  name,
+  description: "",
+  requests: 10,
+  billed_input: 0,
+  summarizer_cost: 0,
+  billed_with_output: 0,
+  ratio_to_bare: 1,
+  ratio_to_bare_with_output: 1,
+  hit_ratio: 0,
+  busts: 0,
+  busts_per_prompt: 0,
+  peak_context_tokens: 0,
+  final_context_tokens: 0,
+  read: 0,
+  write: 0,
+  uncached: 0,
+  output: 0,
+  flushes: 0,
+  rewriting_flushes: 0,
+  budget_flushes: 0,
+  summarizer_calls: 0,
+  ...o,
+});
+const session = (prompts: number, arms: ArmReport[]): SessionReport => ({
+  file: "f",
+  requests: 10,
+  user_prompts: prompts,
+  model: "m",
+  closed_cycle_thinking: "dropped",
+  calibration: { total_error: 0.01, prompt_size_error: 0, total_error_ttl_only: 0 },
+  external_invalidations: 0,
+  skipped: { nonAnthropic: 0, unbilled: 0 },
+  diagnostics: [],
+  arms: Object.fromEntries(arms.map((a) => [a.name, a])),
+});
+
+describe("tables", () => {
+  test("totals recompute ratios from sums", () => {
+    const a = session(4, [arm("bare", { billed_input: 1000, read: 80, write: 10, uncached: 10, peak_context_tokens: 50 }), arm("keeper", { billed_input: 400, summarizer_cost: 100, read: 30, write: 10, uncached: 10, busts: 2, peak_context_tokens: 20 })]);
+    const b = session(6, [arm("bare", { billed_input: 3000, read: 90, write: 5, uncached: 5, peak_context_tokens: 70 }), arm("keeper", { billed_input: 2000, summarizer_cost: 0, read: 50, write: 25, uncached: 25, busts: 3, peak_context_tokens: 60 })]);
+    const t = totalsOverSessions([a, b]);
+    // keeper: (400 + 100 + 2000 + 0) / (1000 + 3000) = 0.625; hit = 80 / 150; busts 5 over 10 prompts
+    expect(t.keeper.ratio_to_bare).toBeCloseTo(0.625, 12);
+    expect(t.keeper.hit_ratio).toBeCloseTo(80 / 150, 12);
+    expect(t.keeper.busts_per_prompt).toBeCloseTo(0.5, 12);
+    expect(t.keeper.peak_context_tokens).toBe(60);
+    expect(t.bare.ratio_to_bare).toBe(1);
+  });
+  test("a session table has a row per arm and the calibration error as a percentage", () => {
+    const s = sessionTable(session(4, [arm("bare", {}), arm("keeper", { ratio_to_bare: 0.5123 })]));
+    expect(s).toContain("calibration error 1.0%");
+    expect(s).toMatch(/^keeper\s.*0\.512/m);
+    expect(compactNumber(1_234_567)).toBe("1.23M");
+    expect(compactNumber(45_678)).toBe("45.7k");
+  });
+});

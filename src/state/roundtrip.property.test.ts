@@ -1,0 +1,75 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
+import type { Frontier, Stats, SummaryRecord } from "./schema.ts";
+
+// Keys are occurrence / batch keys (`id@ts#n`); a bare `__proto__` can never be one.
+const key = fc.stringMatching(/^[A-Za-z_0-9:]{1,10}@[0-9]{1,13}#[0-9]$/);
+const num = fc.double({ noNaN: true, noDefaultInfinity: true });
+const count = fc.nat();
+
+const chain = fc.record({
+  chainKey: key,
+  fromTimestamp: num,
+  toTimestamp: num,
+  firstCallKey: key,
+  messageCount: fc.integer({ min: 1, max: 50 }),
+  memberKeys: fc.array(key),
+  summaryRefs: fc.array(key),
+  text: fc.string(),
+});
+
+const frontier: fc.Arbitrary<Frontier> = fc.record(
+  {
+    version: fc.constant(1 as const),
+    flushSeq: count,
+    lastFlushAt: num,
+    stubbedKeys: fc.array(key),
+    aliases: fc.dictionary(key, key),
+    purgedErrorKeys: fc.array(key),
+    compressedChains: fc.array(chain, { maxLength: 3 }),
+    thinkingStripBoundaryTimestamp: num,
+  },
+  { requiredKeys: ["version", "flushSeq", "lastFlushAt", "stubbedKeys", "aliases", "purgedErrorKeys", "compressedChains"] },
+);
+
+const record: fc.Arbitrary<SummaryRecord> = fc.record({
+  version: fc.constant(1 as const),
+  batchKey: key,
+  summary: fc.record({ batchKey: key, text: fc.string(), source: fc.constantFrom("model", "extractive", "raw"), inputTokens: num, outputTokens: num, cost: num }),
+  coveredKeys: fc.array(key),
+  outputHashes: fc.dictionary(key, key),
+  flushSeq: count,
+});
+
+const stats: fc.Arbitrary<Stats> = fc.record({
+  version: fc.constant(1 as const),
+  flushes: count,
+  rewritesCaused: count,
+  stubbedResults: count,
+  purgedErrors: count,
+  compressedChains: count,
+  tokensSavedEstimate: num,
+  summarizerInputTokens: num,
+  summarizerOutputTokens: num,
+  summarizerCost: num,
+});
+
+const asPiEntry = (e: { customType: string; data: unknown }) => JSON.parse(JSON.stringify({ type: "custom", id: "e", parentId: null, timestamp: "t", ...e }));
+
+describe("persisted state round-trips through Pi custom entries (JSON)", () => {
+  test("frontier, summaries and stats: parse(serialize(x)) deep-equals x", () => {
+    fc.assert(
+      fc.property(frontier, record, stats, (f, r, s) => {
+        // JSON has no -0: normalise the expectation the same way JSON does
+        const json = <T>(x: T): T => JSON.parse(JSON.stringify(x));
+        const { state, diagnostics } = restoreState([frontierEntry(f), summaryEntry(r), statsEntry(s)].map(asPiEntry));
+        expect(diagnostics).toEqual([]);
+        expect(state.frontier).toEqual(json(f));
+        expect(state.summaries[r.batchKey]).toEqual(json(r));
+        expect(state.stats).toEqual(json(s));
+      }),
+      { numRuns: 200 },
+    );
+  });
+});

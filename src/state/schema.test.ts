@@ -1,0 +1,85 @@
+import { describe, expect, test } from "bun:test";
+import { z } from "zod";
+import { decodeWith, encodeWith, frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
+import { FrontierSchema, emptyFrontier, emptyState } from "./schema.ts";
+import { fullFrontier, fullRecord, fullStats } from "../../test/support/state/fixtures.ts";
+
+/** What Pi writes and reads back: a JSON line. */
+function throughJson<T>(x: T): T {
+  return JSON.parse(JSON.stringify(x));
+}
+
+describe("round trip through entries and JSON", () => {
+  test("every frontier, summary and stats field survives", () => {
+    const entries = [frontierEntry(fullFrontier), summaryEntry(fullRecord), statsEntry(fullStats)].map((e) =>
+      throughJson({ type: "custom", id: "x", parentId: null, timestamp: "t", ...e }),
+    );
+    const { state, diagnostics } = restoreState(entries);
+    expect(diagnostics).toEqual([]);
+    expect(state.frontier).toEqual(fullFrontier);
+    expect(state.summaries).toEqual({ [fullRecord.batchKey]: fullRecord });
+    expect(state.stats).toEqual(fullStats);
+  });
+
+  test("thinkingStripBoundaryTimestamp: present survives, absent stays absent", () => {
+    const withBoundary = restoreState([throughJson({ type: "custom", ...frontierEntry(fullFrontier) })]).state.frontier;
+    expect(withBoundary.thinkingStripBoundaryTimestamp).toBe(1_700_000_000_000);
+    const without = restoreState([throughJson({ type: "custom", ...frontierEntry(emptyFrontier()) })]).state.frontier;
+    expect("thinkingStripBoundaryTimestamp" in without).toBe(false);
+  });
+
+  test("adding a field to a schema is all it takes: the same codec carries it", () => {
+    const Extended = FrontierSchema.extend({ quantumStep: z.number(), note: z.string().optional() });
+    const value = { ...fullFrontier, quantumStep: 64, note: "n" };
+    const decoded = decodeWith(Extended, throughJson(encodeWith(Extended, value)));
+    expect(decoded).toEqual({ ok: true, value });
+  });
+});
+
+describe("restoreState", () => {
+  test("latest frontier and stats win; summaries accumulate", () => {
+    const f2 = { ...fullFrontier, flushSeq: 8, stubbedKeys: ["z@9#0"] };
+    const r2 = { ...fullRecord, batchKey: "batch:q@5", summary: { ...fullRecord.summary, batchKey: "batch:q@5" } };
+    const entries = [frontierEntry(fullFrontier), summaryEntry(fullRecord), frontierEntry(f2), summaryEntry(r2)].map((e) => ({ type: "custom", ...e }));
+    const { state } = restoreState(entries);
+    expect(state.frontier).toEqual(f2);
+    expect(Object.keys(state.summaries).sort()).toEqual(["batch:a@1", "batch:q@5"]);
+    expect(state.stats).toEqual(emptyState().stats);
+  });
+
+  test("corrupt and old-format entries are skipped with one diagnostic each; others are ignored", () => {
+    const good = { type: "custom", id: "g1", ...frontierEntry(fullFrontier) };
+    const entries = [
+      { type: "message", message: { role: "user" } },
+      { type: "custom", customType: "someone-else", data: { x: 1 } },
+      { type: "custom", id: "old1", customType: "context-keeper/frontier", data: { ...fullFrontier, version: 0 } },
+      good,
+      { type: "custom", id: "bad2", customType: "context-keeper/summary", data: { batchKey: 3 } },
+      { type: "custom", id: "bad3", customType: "context-keeper/stats", data: null },
+      null,
+      "junk",
+    ];
+    const { state, diagnostics } = restoreState(entries);
+    expect(state.frontier).toEqual(fullFrontier);
+    expect(state.summaries).toEqual({});
+    expect(diagnostics.length).toBe(3);
+    expect(diagnostics[0]).toContain("context-keeper/frontier entry old1");
+    expect(diagnostics[0]).toContain("version");
+    expect(diagnostics[1]).toContain("entry bad2");
+    expect(diagnostics[2]).toContain("entry bad3");
+  });
+
+  test("a corrupt frontier after a good one keeps the good one", () => {
+    const entries = [
+      { type: "custom", ...frontierEntry(fullFrontier) },
+      { type: "custom", customType: "context-keeper/frontier", data: { ...fullFrontier, stubbedKeys: "nope" } },
+    ];
+    const { state, diagnostics } = restoreState(entries);
+    expect(state.frontier).toEqual(fullFrontier);
+    expect(diagnostics.length).toBe(1);
+  });
+
+  test("encoding an invalid in-memory value throws (a programming error, caught before it is persisted)", () => {
+    expect(() => frontierEntry({ ...fullFrontier, flushSeq: -1 })).toThrow();
+  });
+});
