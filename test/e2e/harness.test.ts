@@ -73,7 +73,7 @@ describe("bare pi on a generated session", () => {
     const messageEntries = run.sessionEntries.filter((e) => e.type === "message");
     expect(messageEntries.length).toBeGreaterThanOrEqual(scenario.stats.mainRequests);
     console.log(`[harness] ${run.mainRequests.length} main requests in ${run.durationMs} ms`);
-  });
+  }, 120_000);
 });
 
 describe("runner extras", () => {
@@ -99,7 +99,7 @@ describe("runner extras", () => {
     expect(run.prompts[0].requests).toHaveLength(0);
     expect(run.notifications).toContainEqual({ message: "probe says hello", notifyType: "warning" });
     expect(run.mainRequests).toHaveLength(1);
-  });
+  }, 60_000);
 
   test("a context hook that strips the current loop's thinking is answered 400 (the server catches it)", async () => {
     const ext = join(dir, "strip-thinking.ts");
@@ -121,7 +121,7 @@ describe("runner extras", () => {
     expect(run.mainRequests[0].status).toBe(200);
     expect(run.mainRequests[1].status).toBe(400);
     expect(run.mainRequests[1].errorMessage).toMatch(/Expected `thinking`/);
-  });
+  }, 60_000);
 
   test("print mode, then resume with --continue on the same workspace and server", async () => {
     const server = startFakeAnthropic({
@@ -149,5 +149,5 @@ describe("runner extras", () => {
     } finally {
       await server.stop();
     }
-  });
+  }, 120_000);
 });

@@ -73,6 +73,8 @@ export type RunPiOptions = {
   mode?: "print" | "rpc";
   /** Load this repo as an extension with `-e <repo root>` (default true). */
   extension?: boolean;
+  /** Leave out `--no-extensions`, so pi loads configured packages and built-ins (default false). */
+  discoverExtensions?: boolean;
   /** Use this server (kept running); otherwise one is started from script/sideRouter/classify and stopped. */
   server?: FakeAnthropic;
   script?: MainScript;
@@ -153,7 +155,7 @@ export async function runPi(o: RunPiOptions): Promise<PiRunResult> {
   const single = o.prompts.length === 1 && typeof o.prompts[0] === "string" && !o.prompts[0].startsWith("/");
   const mode = o.mode ?? (single ? "print" : "rpc");
 
-  const cmd = [piRuntime().command, PI_CLI, "--no-extensions", "--no-context-files", "--no-skills", "--no-prompt-templates"];
+  const cmd = [piRuntime().command, PI_CLI, ...(o.discoverExtensions ? [] : ["--no-extensions"]), "--no-context-files", "--no-skills", "--no-prompt-templates"];
   if (o.extension !== false) cmd.push("-e", REPO_ROOT);
   if (o.resume) cmd.push("--continue");
   if (o.thinking) cmd.push("--thinking", o.thinking);
