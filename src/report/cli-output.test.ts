@@ -16,7 +16,9 @@ describe("arguments", () => {
       arms: "no-pruning",
       chart: false,
       summaries: "size-model",
+      strict: false,
     });
+    expect(parseArgs(["report", "--strict"])).toMatchObject({ command: "report", strict: true });
   });
   test("errors and help", () => {
     expect(parseArgs(["report", "--out"]).command).toBe("error");
@@ -24,6 +26,7 @@ describe("arguments", () => {
     expect(parseArgs(["report", "-x"]).command).toBe("error");
     expect(parseArgs([]).command).toBe("help");
     expect(parseArgs(["report", "--help"]).command).toBe("help");
+    for (const v of [["--version"], ["-V"], ["version"], ["report", "a.jsonl", "--version"]]) expect(parseArgs(v).command).toBe("version");
   });
   test("out dir rule", () => {
     expect(outDirProblem("/home/u/.pi/agent/sessions/x", [], "/home/u/.pi/agent/sessions")).toContain("inside");

@@ -9,9 +9,11 @@ export interface ReportArgs {
   arms: string | undefined;
   chart: boolean;
   summaries: ReplaySummarySource;
+  /** Exit 3 when a session's calibration error exceeds the limit (the warning is printed either way). */
+  strict: boolean;
 }
 
-export type ParsedArgs = { command: "help" } | ReportArgs | { command: "error"; message: string };
+export type ParsedArgs = { command: "help" } | { command: "version" } | ReportArgs | { command: "error"; message: string };
 
 export const USAGE = `Usage: pi-context-keeper report [session.jsonl ...] [options]
 
@@ -29,15 +31,21 @@ Options:
   --arms a,b,...       arms to run besides bare and keeper (default: all); see below
   --no-chart           write no SVG chart (then nothing at all is written)
   --summaries MODE     size-model (default) or extractive
+  --strict             exit 3 when a session's calibration error exceeds 10% (a warning is
+                       printed before the results either way)
+  -V, --version        the version of pi-context-keeper
   -h, --help           this text
 
 Exit codes: 0 report printed; 1 some file gave no replayable request (the others are still
-reported); 2 usage error (unknown option or arm, or an --out that is not allowed).`;
+reported); 2 usage error (unknown option or arm, an --out that is not allowed, or a session
+file that is missing or cannot be read: nothing is replayed then); 3 with --strict, a
+calibration error above 10% (the report is still printed).`;
 
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   if (argv.length === 0 || argv[0] === "-h" || argv[0] === "--help" || argv[0] === "help") return { command: "help" };
+  if (argv[0] === "-V" || argv[0] === "--version" || argv[0] === "version") return { command: "version" };
   if (argv[0] !== "report") return { command: "error", message: `unknown command "${argv[0]}" (try: pi-context-keeper report --help)` };
-  const out: ReportArgs = { command: "report", files: [], json: false, out: undefined, arms: undefined, chart: true, summaries: "size-model" };
+  const out: ReportArgs = { command: "report", files: [], json: false, out: undefined, arms: undefined, chart: true, summaries: "size-model", strict: false };
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i];
     const value = (): string | undefined => {
@@ -53,6 +61,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       case "-h":
       case "--help":
         return { command: "help" };
+      case "-V":
+      case "--version":
+        return { command: "version" };
+      case "--strict":
+        out.strict = true;
+        break;
       case "--json":
         out.json = true;
         break;

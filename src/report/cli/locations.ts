@@ -11,6 +11,16 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
 export const BUNDLED_SAMPLE = join(REPO_ROOT, "samples", "sample-session.jsonl");
 export const DEFAULT_OUT_DIR = "pi-context-keeper-report";
 
+/** The `version` of this package's package.json ("unknown" when it cannot be read). */
+export function packageVersion(root = REPO_ROOT): string {
+  try {
+    const v = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version?: unknown }).version;
+    return typeof v === "string" ? v : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
 /** Every `*.jsonl` at most `depth` directories below `dir` (Pi keeps one directory per cwd). */
 export function sessionFiles(dir: string, depth = 2): string[] {
   let names: string[];

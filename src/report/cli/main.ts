@@ -2,6 +2,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
+import { probeFileSystem } from "./file-probe.ts";
+import { packageVersion } from "./locations.ts";
 import { runReportCli } from "./run-report.ts";
 
 const code = runReportCli(process.argv.slice(2), {
@@ -14,5 +16,7 @@ const code = runReportCli(process.argv.slice(2), {
   mkdir: (p) => mkdirSync(p, { recursive: true }),
   writeFile: (p, t) => writeFileSync(p, t),
   now: () => performance.now(),
+  probeFile: probeFileSystem,
+  version: packageVersion(),
 });
 process.exitCode = code;

@@ -10,7 +10,9 @@ import { createProgress } from "../progress.ts";
 import { sessionChart } from "../svg-chart.ts";
 import { sessionTable, TABLE_LEGEND, totalsOverSessions, totalTable } from "../table.ts";
 import { parseArgs, USAGE, type ReportArgs } from "./args.ts";
+import { unreadableInputs, type FileProbe } from "./input-check.ts";
 import { BUNDLED_SAMPLE, contextWindowLookup, DEFAULT_OUT_DIR, newestSession, outDirProblem } from "./locations.ts";
+import { beatsDefaultsSentence, calibrationProblems, calibrationWarning } from "./report-notes.ts";
 
 export interface CliIo {
   stdout(text: string): void;
@@ -22,6 +24,10 @@ export interface CliIo {
   mkdir(path: string): void;
   writeFile(path: string, text: string): void;
   now(): number;
+  /** Can this session file be read? (checked for every input before anything is replayed) */
+  probeFile: FileProbe;
+  /** This package's version, for --version. */
+  version: string;
 }
 
 export interface ReportOutput {
@@ -58,6 +64,10 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
     io.stdout(`${USAGE}\n\nArms:\n${ARMS.map((a) => `  ${a.name.padEnd(22)} ${a.description}`).join("\n")}\n`);
     return 0;
   }
+  if (args.command === "version") {
+    io.stdout(`pi-context-keeper ${io.version}\n`);
+    return 0;
+  }
   if (args.command === "error") {
     io.stderr(`pi-context-keeper: ${args.message}\n`);
     return 2;
@@ -68,6 +78,11 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
     return 2;
   }
   const files = inputFiles(args, io);
+  const unreadable = unreadableInputs(files, io.probeFile);
+  if (unreadable.length > 0) {
+    for (const line of unreadable) io.stderr(`pi-context-keeper: ${line}\n`);
+    return 2;
+  }
   const outDir = resolve(io.cwd, args.out ?? DEFAULT_OUT_DIR);
   if (args.chart) {
     const problem = outDirProblem(outDir, files, io.sessionsDir);
@@ -120,6 +135,8 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
   });
   progress.done();
   for (const n of notes) io.stderr(`${n}\n`);
+  const miscalibrated = calibrationProblems(sessions);
+  if (miscalibrated.length > 0) io.stderr(`${calibrationWarning(miscalibrated)}\n`);
 
   const totals = totalsOverSessions(sessions);
   const runtime = (io.now() - started) / 1000;
@@ -135,10 +152,14 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
     };
     io.stdout(`${JSON.stringify(output)}\n`);
   } else {
-    const parts = sessions.map((s) => `${sessionTable(s)}${s.chart ? `\nchart: ${s.chart}` : ""}`);
+    const parts = sessions.map((s) => {
+      const sentence = beatsDefaultsSentence(s);
+      return `${sessionTable(s)}${s.chart ? `\nchart: ${s.chart}` : ""}${sentence ? `\n${sentence}` : ""}`;
+    });
     if (sessions.length > 1) parts.push(totalTable(totals));
     parts.push(`${summaryLine}\n${TABLE_LEGEND}\nreplayed in ${runtime.toFixed(1)} s`);
     io.stdout(`${parts.join("\n\n")}\n`);
   }
-  return failed ? 1 : 0;
+  if (failed) return 1;
+  return args.strict && miscalibrated.length > 0 ? 3 : 0;
 }

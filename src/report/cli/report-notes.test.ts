@@ -1,0 +1,77 @@
+import { describe, expect, test } from "bun:test";
+import type { ArmReport, SessionReport } from "../session-report.ts";
+import { armsBeatingDefaults, beatsDefaultsSentence, calibrationProblems, calibrationWarning } from "./report-notes.ts";
+
+function arm(name: string, ratio: number): ArmReport {
+  return {
+    name,
+    description: `${name} arm`,
+    requests: 10,
+    billed_input: 1000 * ratio,
+    summarizer_cost: 0,
+    billed_with_output: 1000 * ratio,
+    ratio_to_bare: ratio,
+    ratio_to_bare_with_output: ratio,
+    hit_ratio: 0.9,
+    busts: 1,
+    busts_per_prompt: 0.5,
+    peak_context_tokens: 1000,
+    final_context_tokens: 900,
+    read: 900,
+    write: 50,
+    uncached: 50,
+    output: 100,
+    flushes: 0,
+    rewriting_flushes: 0,
+    budget_flushes: 0,
+    summarizer_calls: 0,
+  };
+}
+
+function session(o: { file?: string; error?: number; requests?: number; arms?: Record<string, number> }): SessionReport {
+  const arms = Object.fromEntries(Object.entries(o.arms ?? { bare: 1, keeper: 0.5 }).map(([n, r]) => [n, arm(n, r)]));
+  return {
+    file: o.file ?? "s.jsonl",
+    requests: o.requests ?? 10,
+    user_prompts: 2,
+    model: "claude-sonnet-4-5",
+    closed_cycle_thinking: "dropped",
+    calibration: { total_error: o.error ?? 0.01, prompt_size_error: 0, total_error_ttl_only: 0 },
+    external_invalidations: 0,
+    skipped: { nonAnthropic: 0, unbilled: 0 },
+    diagnostics: [],
+    arms,
+  };
+}
+
+describe("calibration warning", () => {
+  test("only replayed sessions above 10% are flagged; the limit itself is not", () => {
+    const sessions = [session({ file: "a", error: 0.1 }), session({ file: "b", error: 0.1001 }), session({ file: "c", error: 1.019 }), session({ file: "d", error: 5, requests: 0 })];
+    expect(calibrationProblems(sessions).map((p) => p.file)).toEqual(["b", "c"]);
+    expect(calibrationProblems(sessions, 0.05).map((p) => p.file)).toEqual(["a", "b", "c"]);
+  });
+
+  test("the warning names each file with its error and says what to do; nothing when all is well", () => {
+    const text = calibrationWarning(calibrationProblems([session({ file: "big.jsonl", error: 1.019 })]));
+    expect(text.startsWith("WARNING:")).toBe(true);
+    expect(text).toContain("big.jsonl: calibration error 101.9%");
+    expect(text).toContain("--strict");
+    expect(calibrationWarning([])).toBe("");
+  });
+});
+
+describe("arms that beat the defaults", () => {
+  test("lower ratio than keeper, bare excluded, best first", () => {
+    const s = session({ arms: { bare: 0.4, keeper: 0.535, "no-seam": 0.51, "no-pruning": 0.9, "thinking-off": 0.45 } });
+    expect(armsBeatingDefaults(s).map((a) => a.name)).toEqual(["thinking-off", "no-seam"]);
+    const sentence = beatsDefaultsSentence(s);
+    expect(sentence).toContain("thinking-off (thinking-off arm) costs 0.450 of bare Pi against 0.535 for the defaults");
+    expect(sentence).toContain("also cheaper: no-seam 0.510");
+  });
+
+  test("no sentence when the defaults are cheapest, equal, or nothing was replayed", () => {
+    expect(beatsDefaultsSentence(session({ arms: { bare: 1, keeper: 0.5, "no-seam": 0.5, "no-pruning": 0.7 } }))).toBe("");
+    expect(beatsDefaultsSentence(session({ requests: 0, arms: { bare: 0, keeper: 0.5, "no-seam": 0.1 } }))).toBe("");
+    expect(beatsDefaultsSentence(session({ arms: { bare: 1, "no-seam": 0.1 } }))).toBe("");
+  });
+});
