@@ -9,7 +9,7 @@ import { z } from "zod";
 import { keeperSettingsSchema, type KeeperSettings } from "./schema.ts";
 
 export interface SettingsDiagnostic {
-  /** Dotted path under `contextKeeper`, e.g. `thinkingStrip.mode`. */
+  /** Dotted path under `contextKeeper`, e.g. `thinkingStrip.mode`; `""`: the `contextKeeper` value itself. */
   key: string;
   /** The offending value, as the user wrote it (JSON). */
   value: string;
@@ -92,7 +92,7 @@ export function parseKeeperSection(raw: unknown, source: string): { partial: Par
   const diagnostics: SettingsDiagnostic[] = [];
   if (raw === undefined) return { partial: {}, diagnostics };
   if (!isPlainObject(raw)) {
-    diagnostics.push({ key: "contextKeeper", value: showValue(raw), message: "expected an object; using the defaults", source });
+    diagnostics.push({ key: "", value: showValue(raw), message: "expected an object of settings (e.g. { \"enabled\": true }); using the defaults", source });
     return { partial: {}, diagnostics };
   }
   return { partial: parseGroup({ group: keeperSettingsSchema, raw, path: "", source, diagnostics }), diagnostics };
@@ -114,5 +114,6 @@ export function mergeSettings(...layers: PartialSettings[]): KeeperSettings {
 
 export function formatDiagnostic(d: SettingsDiagnostic): string {
   if (d.key === "(file)") return `context-keeper: ${d.source}: ${d.value}: ${d.message}`;
-  return `context-keeper: ${d.source}: contextKeeper.${d.key} = ${d.value}: ${d.message}`;
+  const key = d.key === "" ? "contextKeeper" : `contextKeeper.${d.key}`;
+  return `context-keeper: ${d.source}: ${key} = ${d.value}: ${d.message}`;
 }
