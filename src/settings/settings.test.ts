@@ -114,3 +114,13 @@ describe("doc/settings.md stays true to the schema", () => {
     for (const row of rows) expect(doc).toContain(row);
   });
 });
+
+describe("a contextKeeper value that is not an object", () => {
+  test('"on" is reported as contextKeeper = "on", not contextKeeper.contextKeeper', () => {
+    const { partial, diagnostics } = parseKeeperSection("on", "x.json");
+    expect(partial).toEqual({});
+    const line = formatDiagnostic(diagnostics[0]!);
+    expect(line).toContain('contextKeeper = "on"');
+    expect(line).not.toContain("contextKeeper.contextKeeper");
+  });
+});
