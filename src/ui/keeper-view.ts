@@ -74,7 +74,9 @@ function layerValue(input: KeeperViewInput, path: string): PartialSettings {
 export function formatKeeperView(input: KeeperViewInput): string {
   const lines: string[] = [headline(input)];
   const overrideCount = overrideLeaves(input.overrides ?? {}).length;
-  const from = [...input.sources, ...(overrideCount > 0 ? [`${overrideCount} session override${overrideCount === 1 ? "" : "s"}`] : [])];
+  // A file that was read but sets nothing of ours is not a source worth naming.
+  const setting = input.layers ? input.layers.filter((l) => Object.keys(l.partial).length > 0).map((l) => l.source) : input.sources;
+  const from = [...setting, ...(overrideCount > 0 ? [`${overrideCount} session override${overrideCount === 1 ? "" : "s"}`] : [])];
   lines.push(`settings from: ${from.length ? `defaults, then ${from.join(", then ")}` : "defaults only (no contextKeeper in any settings file)"}`);
   if (input.diagnostics.length) {
     lines.push("settings problems (defaults used for these keys):");

@@ -25,8 +25,9 @@ describe("the extension on the wire", () => {
     workspaces.push(run.workspace);
     expect(run.requests).toHaveLength(0);
     const text = run.notifications.map((n) => n.message).join("\n");
-    expect(text).toContain("context-keeper: enabled");
-    expect(text).toContain("thinkingStrip.mode");
+    expect(text).toContain("context-keeper: on");
+    expect(text).toContain("settings: all defaults");
+    expect(text).toContain("thinking strip:");
   }, 60_000);
 
   test("enabled: false is byte-identical to bare pi; enabled differs only by a constant tool list", async () => {
