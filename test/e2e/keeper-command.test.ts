@@ -1,0 +1,61 @@
+/**
+ * `/keeper` subcommands through the real pi CLI (RPC), with no model request:
+ * - a summarizer model that does not exist is reported at start and in `/keeper`;
+ * - `/keeper now` on an empty session flushes nothing and counts nothing;
+ * - `/keeper set` validates, `/keeper save` writes the agent's settings file keeping its other
+ *   keys, and the saved key then shows as coming from that file, not as an override.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { runPi, type PiWorkspace } from "../support/pi-runner.ts";
+
+const workspaces: PiWorkspace[] = [];
+afterAll(() => {
+  for (const w of workspaces) w.cleanup();
+});
+
+describe("/keeper subcommands in pi", () => {
+  test("model warning, empty /keeper now, set, save, the saved key in /keeper", async () => {
+    const run = await runPi({
+      mode: "rpc",
+      keepWorkspace: true,
+      contextKeeper: { summarizer: { model: "nope/missing-model" } },
+      prompts: ["/keeper now", "/keeper stats", "/keeper", "/keeper set pruning.minBatchChars 3000", "/keeper set pruning.minBatchChar 3", "/keeper save", "/keeper"],
+    });
+    workspaces.push(run.workspace);
+    expect(run.requests).toHaveLength(0);
+    const messages = run.notifications.map((n) => n.message);
+    const at = (needle: string) => messages.findIndex((m) => m.includes(needle));
+
+    // At start (before any command), and again inside /keeper.
+    const startWarning = at('summarizer.model "nope/missing-model" was not found');
+    expect(startWarning).toBeGreaterThanOrEqual(0);
+    expect(run.notifications[startWarning]!.notifyType).toBe("warning");
+    expect(startWarning).toBeLessThan(at("nothing to flush yet"));
+
+    expect(messages).toContain("context-keeper: nothing to flush yet — the model has not answered in this session (no flush was counted)");
+    expect(messages.find((m) => m.startsWith("flushes:"))).toContain("flushes: 0");
+
+    const views = messages.filter((m) => m.startsWith("context-keeper: on"));
+    expect(views).toHaveLength(2);
+    expect(views[0]).toContain('warning: summarizer.model "nope/missing-model" was not found');
+    expect(views[0]).toMatch(/summarizer\.model = "nope\/missing-model" +from .*settings\.json/);
+
+    expect(messages.some((m) => m.includes("pruning.minBatchChars = 3000 for this session (was 1200)"))).toBe(true);
+    expect(messages.some((m) => m.includes('unknown setting "pruning.minBatchChar". Did you mean "pruning.minBatchChars"?'))).toBe(true);
+
+    const settingsPath = join(run.workspace.agentDir, "settings.json");
+    expect(messages.some((m) => m.includes(`saved to ${settingsPath} (your Pi settings, read in every project): pruning.minBatchChars = 3000`))).toBe(true);
+    const saved = JSON.parse(readFileSync(settingsPath, "utf8"));
+    expect(saved.contextKeeper).toEqual({ summarizer: { model: "nope/missing-model" }, pruning: { minBatchChars: 3000 } });
+    expect(saved.cacheWarming).toBe("off");
+    expect(saved.defaultProvider).toBe("fake-anthropic");
+
+    // After the save the value comes from the file; no override is left.
+    expect(views[1]).toMatch(/ {3}pruning\.minBatchChars = 3000 +from .*settings\.json \(default 1200\)/);
+    expect(views[1]).not.toContain("session override");
+    // Nothing was flushed: no state entry in the session.
+    expect(run.sessionEntries.filter((e) => String(e.customType ?? "").startsWith("context-keeper"))).toHaveLength(0);
+  }, 90_000);
+});
