@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, getAgentDir, type ExtensionCommandContext, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { thinkingPolicyFor } from "../keeper/config.ts";
-import { valueAt } from "../settings/keys.ts";
+import { didYouMean, valueAt } from "../settings/keys.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { helpText, parseKeeperCommand, type KeeperAction, type SaveTarget } from "../ui/keeper-command.ts";
 import { keeperCompletions, type CompletionItem } from "../ui/keeper-completions.ts";
@@ -54,6 +54,15 @@ function settingsFileFor(target: SaveTarget, ctx: ExtensionContext): { path: str
 
 export function createKeeperCommand(deps: KeeperCommandDeps) {
   const current = () => deps.settings.current();
+  /** Models Pi can use (`provider/id`), for completions and "did you mean" on summarizer.model. */
+  let models: string[] = [];
+  const noteModels = (ctx: ExtensionContext) => {
+    try {
+      models = ctx.modelRegistry.getAvailable().map((m) => `${m.provider}/${m.id}`);
+    } catch {
+      models = [];
+    }
+  };
 
   const sections = (ctx: ExtensionContext): KeeperStatusSection[] => {
     const settings = current();
@@ -89,8 +98,9 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
     ];
     if (key === "enabled") lines.push(`context-keeper is ${enabledChanged(ctx, wasEnabled)}.`);
     if (key === "summarizer.model") {
+      noteModels(ctx);
       const warning = summarizerModelWarning(ctx, current());
-      if (warning) lines.push(`warning: ${warning}`);
+      if (warning) lines.push(`warning: ${warning}.${didYouMean(String(value), models)}`);
     }
     return lines.join("\n");
   }
@@ -199,8 +209,12 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
   }
 
   return {
-    handler: (args: string, ctx: ExtensionCommandContext) => run(parseKeeperCommand(args), ctx),
+    handler: (args: string, ctx: ExtensionCommandContext) => {
+      noteModels(ctx);
+      return run(parseKeeperCommand(args), ctx);
+    },
+    noteModels,
     completions: (prefix: string): CompletionItem[] | null =>
-      keeperCompletions(prefix, { settings: current(), overridden: deps.settings.overriddenKeys() }),
+      keeperCompletions(prefix, { settings: current(), overridden: deps.settings.overriddenKeys(), models }),
   };
 }

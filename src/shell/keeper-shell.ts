@@ -90,6 +90,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
       const modelWarning = summarizerModelWarning(ctx, settings());
       if (modelWarning) report(ctx, `context-keeper: ${modelWarning}`, "warning");
       if (settings().enabled) activate(ctx);
+      command.noteModels(ctx);
       statusLine.refresh(ctx);
     },
     recallTool: () =>

@@ -75,6 +75,9 @@ describe("completions: every value is the whole argument text", () => {
     expect(keeperCompletions("set cache.seam o")!.map((i) => i.label)).toEqual(["on", "off"]);
     expect(keeperCompletions("set pruning.minBatchChars ")!.map((i) => i.label)).toEqual(["1200"]);
     expect(keeperCompletions("set nosuch.key ")).toBeNull();
+    const models = ["anthropic/claude-haiku-4-5", "openai/gpt-5-mini"];
+    expect(keeperCompletions("set summarizer.model ", { models })!.map((i) => i.label)).toEqual(['""', ...models]);
+    expect(keeperCompletions("set summarizer.model haiku", { models })!.map((i) => i.value)).toEqual(["set summarizer.model anthropic/claude-haiku-4-5"]);
   });
 
   test("reset offers the overridden keys first; save offers its two files", () => {

@@ -19,6 +19,8 @@ export interface CompletionContext {
   settings?: KeeperSettings;
   /** Keys with a session override, offered first by `reset`. */
   overridden?: readonly string[];
+  /** `provider/model-id` of the models Pi can use, offered for `summarizer.model`. */
+  models?: readonly string[];
 }
 
 const show = (v: unknown): string => (typeof v === "string" ? (v === "" ? '""' : v) : Array.isArray(v) ? (v.length ? v.join(",") : "[]") : String(v));
@@ -40,6 +42,7 @@ function keyDescription(key: SettingKey, context: CompletionContext): string {
 
 function valueCandidates(key: SettingKey, context: CompletionContext): string[] {
   if (key.kind === "boolean") return ["on", "off"];
+  if (key.path === "summarizer.model" && context.models?.length) return ['""', ...context.models];
   if (key.values) return [...key.values];
   const now = context.settings === undefined ? undefined : valueAt(context.settings, key.path);
   const out = [show(key.defaultValue)];
@@ -61,8 +64,8 @@ function completeKeys(verb: "set" | "reset", typed: string, context: CompletionC
 
 function completeValue(key: SettingKey, typed: string, context: CompletionContext): CompletionItem[] {
   return valueCandidates(key, context)
-    .filter((v) => v.toLowerCase().startsWith(typed.toLowerCase()))
-    .map((v) => ({ value: `set ${key.path} ${v}`, label: v, ...(v === show(key.defaultValue) ? { description: "default" } : {}) }));
+    .filter((v) => v.toLowerCase().startsWith(typed.toLowerCase()) || (key.path === "summarizer.model" && typed !== "" && v.toLowerCase().includes(typed.toLowerCase())))
+    .map((v) => ({ value: `set ${key.path} ${v}`, label: v, ...(v === show(key.defaultValue) ? { description: key.path === "summarizer.model" ? "default: the session model" : "default" } : {}) }));
 }
 
 /** Items for the text typed after "/keeper ", or null when there is nothing to offer. */
