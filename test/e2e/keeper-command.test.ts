@@ -59,3 +59,35 @@ describe("/keeper subcommands in pi", () => {
     expect(run.sessionEntries.filter((e) => String(e.customType ?? "").startsWith("context-keeper"))).toHaveLength(0);
   }, 90_000);
 });
+
+describe("/keeper off and /keeper on in the middle of a session", () => {
+  test("off: the next request carries the raw output; on: the stub is back; no request refused", async () => {
+    const big = Array.from({ length: 300 }, (_, i) => `row ${i}: ${"alpha beta gamma delta ".repeat(3)}`).join("\n");
+    const run = await runPi({
+      mode: "rpc",
+      files: { "big.txt": big },
+      contextKeeper: { cache: { discipline: false }, summarizer: { mode: "extractive" } },
+      script: [{ text: "Reading.", toolCalls: [{ name: "read", input: { path: "big.txt" } }] }, { text: "Read it." }, { text: "one" }, { text: "two" }, { text: "three" }],
+      prompts: ["read big.txt", "first", "/keeper off", "second", "/keeper on", "third"],
+    });
+    workspaces.push(run.workspace);
+    expect(run.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+    expect(run.mainRequests).toHaveLength(5);
+    // Size of the read's tool_result as each request carried it.
+    const resultChars = (i: number): number => {
+      for (const m of run.mainRequests[i]!.body.messages) {
+        if (!Array.isArray(m.content)) continue;
+        for (const b of m.content) if (b.type === "tool_result") return JSON.stringify(b.content).length;
+      }
+      return -1;
+    };
+    const sizes = [2, 3, 4].map(resultChars);
+    console.log(`[keeper off/on] tool_result chars: on ${sizes[0]}, off ${sizes[1]}, on again ${sizes[2]} (file ${big.length})`);
+    expect(sizes[0]!).toBeLessThan(big.length / 4); // stubbed after the first request's flush
+    expect(sizes[1]!).toBeGreaterThanOrEqual(big.length); // off: as Pi has it
+    expect(sizes[2]).toBe(sizes[0]); // on again: the same stub, restored from the session
+    const messages = run.notifications.map((n) => n.message);
+    expect(messages.some((m) => m.includes("context-keeper is off from the next request"))).toBe(true);
+    expect(messages.some((m) => m.includes("context-keeper is on from the next request"))).toBe(true);
+  }, 120_000);
+});
