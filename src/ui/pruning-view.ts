@@ -72,6 +72,15 @@ export function nothingToFlush(messages: readonly { role: string }[]): boolean {
   return !messages.some((m) => m.role === "assistant");
 }
 
+const BEHAVIOUR_TEXT: Record<ThinkingPolicyDecision["behaviour"], string> = {
+  "drops-closed-cycle": "drops the thinking of earlier requests by itself",
+  "keeps-all": "keeps all earlier thinking in context, billed on every call",
+  unknown: "not known to drop or keep earlier thinking",
+};
+
 export function formatThinkingPolicy(model: string, decision: ThinkingPolicyDecision): string[] {
-  return [`model: ${model || "(none)"}`, `strip: ${decision.strip ? "yes" : "no"} (${decision.behaviour})`, `why: ${decision.reason}`];
+  const label = decision.row?.label ? ` (${decision.row.label})` : "";
+  // The reason's first clause is the plain one; the rest repeats the model and its table row.
+  const why = decision.reason.split("; ")[0] ?? decision.reason;
+  return [`model: ${model || "(none)"}${label} ${BEHAVIOUR_TEXT[decision.behaviour]}`, `strip: ${decision.strip ? "yes" : "no"} — ${why}`];
 }

@@ -152,3 +152,18 @@ describe("compaction codes become sentences", () => {
     expect(compactionNotStarted("new_code")).toBe("not started: new code");
   });
 });
+
+describe("the thinking-strip section says it in words", () => {
+  test("no behaviour codes, the plain reason, the model's row", async () => {
+    const { resolveThinkingPolicy } = await import("../thinking/index.ts");
+    const { formatThinkingPolicy } = await import("./pruning-view.ts");
+    const decision = resolveThinkingPolicy({ mode: "auto", provider: "anthropic", modelId: "claude-sonnet-4-5", api: "anthropic-messages" });
+    const lines = formatThinkingPolicy("anthropic/claude-sonnet-4-5", decision);
+    expect(lines[0]).toContain("anthropic/claude-sonnet-4-5 (");
+    expect(lines[0]).toContain("drops the thinking of earlier requests by itself");
+    expect(lines[1]).toBe("strip: no — auto: the provider already drops thinking from closed cycles: stripping saves nothing and rewrites the cache");
+    expect(lines.join("\n")).not.toContain("drops-closed-cycle");
+    const off = formatThinkingPolicy("x/y", resolveThinkingPolicy({ mode: "off", provider: "x", modelId: "y", api: "openai-responses" }));
+    expect(off[1]).toBe("strip: no — thinkingStrip.mode is off");
+  });
+});
