@@ -20,13 +20,11 @@ import { createCacheRuntime } from "./cache-runtime.ts";
 import { createKeeperCommand, summarizerModelWarning } from "./keeper-command-handler.ts";
 import { contextMessagesOf, createPruningRuntime } from "./pruning-runtime.ts";
 import { createSessionSettings } from "./session-settings.ts";
-import { createStatusRuntime, STATUS_LINE_KEY } from "./status-runtime.ts";
+import { createStatusRuntime } from "./status-runtime.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import { createRecallToolDefinition } from "../recall/tool.ts";
 import { readSpillFile } from "./spill-files.ts";
 import { loadSettingsFromDisk } from "./settings-source.ts";
-
-export const STATUS_KEY = STATUS_LINE_KEY;
 
 export interface KeeperShell {
   onSessionStart(event: SessionStartEvent, ctx: ExtensionContext): void;
@@ -122,7 +120,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
       if (!settings().enabled) return;
       cache.onAssistantMessage(message);
       pruning.onAssistantMessageEnd(message, ctx);
-      statusLine.refresh(ctx);
+      if (message.role === "assistant") statusLine.refresh(ctx);
     },
     onBeforeProviderRequest: (event, ctx) => cache.onBeforeProviderRequest(event.payload, ctx),
     onCacheWarmingDecision: (event) => cache.onCacheWarmingDecision(event),
