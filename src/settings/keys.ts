@@ -82,23 +82,25 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * Up to `limit` candidates close to `input`, best first: an exact match of the last path
- * segment (`keepLastTurns` → `thinkingStrip.keepLastTurns`), then small edit distances over the
- * whole path or its last segment.
+ * The candidates closest to `input` (up to `limit`), all at the best score: a whole-path
+ * edit distance counts as is, a match on the last path segment only (`keepLastTurns` →
+ * `thinkingStrip.keepLastTurns`) half a point more, so `enabeld` suggests `enabled` rather
+ * than every `*.enabled`. Nothing beyond a third of the input's length (at least 2).
  */
 export function closestMatches(input: string, candidates: readonly string[], limit = 3): string[] {
   const needle = input.trim();
   if (needle === "") return [];
   const scored = candidates.map((candidate) => {
     const last = candidate.slice(candidate.lastIndexOf(".") + 1);
-    if (last.toLowerCase() === needle.toLowerCase()) return { candidate, score: 0 };
-    const distance = Math.min(editDistance(needle, candidate), editDistance(needle, last));
+    const distance = Math.min(editDistance(needle, candidate), last === candidate ? Infinity : editDistance(needle, last) + 0.5);
     return { candidate, score: distance };
   });
-  const tolerance = Math.max(2, Math.floor(needle.length / 3));
-  return scored
-    .filter((s) => s.score <= tolerance)
-    .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
+  const tolerance = Math.max(2, Math.floor(needle.length / 3)) + 0.5;
+  const close = scored.filter((s) => s.score <= tolerance);
+  const best = Math.min(...close.map((s) => s.score));
+  return close
+    .filter((s) => s.score === best)
+    .sort((a, b) => a.candidate.localeCompare(b.candidate))
     .slice(0, limit)
     .map((s) => s.candidate);
 }

@@ -6,7 +6,15 @@
  * kept. Unknown keys are reported (likely typos) and ignored.
  */
 import { z } from "zod";
+import { didYouMean, SETTING_KEYS } from "./keys.ts";
 import { keeperSettingsSchema, type KeeperSettings } from "./schema.ts";
+
+/** `pruning`, `pruning.errorPurge`, …: the groups, so a misspelt group gets a suggestion too. */
+function groupPaths(paths: readonly string[]): string[] {
+  const groups = new Set<string>();
+  for (const p of paths) for (let i = p.indexOf("."); i > 0; i = p.indexOf(".", i + 1)) groups.add(p.slice(0, i));
+  return [...groups];
+}
 
 export interface SettingsDiagnostic {
   /** Dotted path under `contextKeeper`, e.g. `thinkingStrip.mode`; `""`: the `contextKeeper` value itself. */
@@ -66,7 +74,8 @@ function parseGroup(options: {
     const keyPath = path ? `${path}.${key}` : key;
     const field = shape[key];
     if (!field) {
-      diagnostics.push({ key: keyPath, value: showValue(value), message: "unknown setting, ignored", source });
+      const paths = SETTING_KEYS.map((k) => k.path);
+      diagnostics.push({ key: keyPath, value: showValue(value), message: `unknown setting, ignored.${didYouMean(keyPath, [...paths, ...groupPaths(paths)])}`, source });
       continue;
     }
     if (isGroup(field)) {

@@ -79,6 +79,9 @@ describe("bad input falls back per key, names key and value, leaves the file unt
     expect(partial).toEqual({});
     expect(diagnostics[0]!.key).toBe("enabeld");
     expect(diagnostics[0]!.message).toContain("unknown");
+    expect(diagnostics[0]!.message).toContain('Did you mean "enabled"?');
+    const group = parseKeeperSection({ pruneing: { enabled: false } }, "x.json").diagnostics[0]!;
+    expect(group.message).toContain('Did you mean "pruning"?');
   });
 });
 
