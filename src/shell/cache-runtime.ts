@@ -77,9 +77,8 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
   /** The request in flight, for loss counting when its answer arrives. */
   let inFlight: { kind: "prompt" | "loop"; countable: boolean } | undefined;
   let lastPromptTokens = 0;
-  /** Where this run's flush rewrites went on the wire, and requests seen, for `/keeper cache`. */
+  /** Requests, busts, and where the flush rewrites went on the wire, for `/keeper cache`. */
   let tally: RewriteTally = emptyRewriteTally();
-  let requestsSeen = 0;
 
   const longRetention = () => process.env.PI_CACHE_RETENTION === "long";
   const ttlMs = () => cacheTtlMs({ longRetention: longRetention() });
@@ -121,7 +120,6 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
       seamPlaced = false;
       losses = emptyObservedLosses();
       inFlight = undefined;
-      tally = emptyRewriteTally();
       // A resumed session: its recorded requests feed the horizon; the last one may still be cached.
       for (const m of branch) {
         const t = timestampOf(m);
@@ -156,8 +154,7 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
       const fp = fingerprintLayers(placed.body, { at, model: key.model, thinkingLevel: key.thinkingLevel, seamMessageIndex: placed.seam });
       const previous = fingerprints.entries[fingerprints.entries.length - 1];
       let extended = false;
-      let cause: BustAttribution["cause"] | undefined;
-      requestsSeen++;
+      let attribution: BustAttribution | undefined;
       if (previous && previousKey) {
         const verdict = attributeBust(previous, fp, {
           ttlMs: ttlMs(),
@@ -167,9 +164,9 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
         });
         attributions = appendToRing(attributions, verdict, ATTRIBUTION_CAPACITY);
         extended = verdict.cause === "none";
-        cause = verdict.cause;
+        attribution = verdict;
       }
-      tally = tallyRequest(tally, cause);
+      tally = tallyRequest(tally, attribution);
       fingerprints = recordFingerprint(fingerprints, fp);
       rewroteSinceLast = false;
       const last = rendered[rendered.length - 1];
@@ -215,7 +212,7 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
     },
     whyText: () => formatWhyView(gateLog),
     cacheText: () =>
-      formatCacheView({ fingerprints: fingerprints.entries, attributions, requests: requestsSeen, tally, sessionRewrites: deps.state().stats.rewritesCaused }),
+      formatCacheView({ fingerprints: fingerprints.entries, attributions, tally, sessionRewrites: deps.state().stats.rewritesCaused }),
   };
 }
 

@@ -91,33 +91,40 @@ describe("/keeper why: one plain sentence first", () => {
 const bust = (cause: BustAttribution["cause"], cost: number): BustAttribution => ({ at: 60_000, cause, layer: cause === "none" ? "none" : "tail", rewrittenTokens: cost, estimatedCost: cost, detail: cause });
 
 describe("/keeper cache agrees with the stats' rewrites", () => {
-  test("the tally follows each flush rewrite to the request that carried it", () => {
+  const v = (cause: BustAttribution["cause"], estimatedCost = 0) => ({ cause, estimatedCost });
+
+  test("the tally follows each flush rewrite to the request that carried it, and counts every bust", () => {
     let t = tallyFlushRewrite(emptyRewriteTally());
-    t = tallyRequest(t, undefined); // first request of the run
+    t = tallyRequest(t, undefined); // first request
     t = tallyFlushRewrite(tallyFlushRewrite(t));
-    t = tallyRequest(t, "keeper-rewrite");
-    t = tallyRequest(tallyFlushRewrite(t), "ttl-expiry");
-    t = tallyRequest(tallyFlushRewrite(t), "none");
+    t = tallyRequest(t, v("keeper-rewrite", 300)); // two flushes, one bust
+    t = tallyRequest(tallyFlushRewrite(t), v("ttl-expiry", 900));
+    t = tallyRequest(tallyFlushRewrite(t), v("none"));
+    t = tallyRequest(t, v("model-switch", 50)); // nothing pending: only the totals move
     t = tallyFlushRewrite(t);
-    expect(t).toEqual({ recorded: 6, pending: 1, billed: 2, free: 1, uncached: 1, unobserved: 1 });
-    // A request with nothing pending changes nothing.
-    const quiet = tallyRequest(emptyRewriteTally(), "keeper-rewrite");
-    expect(quiet).toEqual(emptyRewriteTally());
+    expect(t).toEqual({ requests: 5, compared: 4, busts: 3, keeperBusts: 1, keeperBustCost: 300, recorded: 6, pending: 1, billed: 2, free: 1, uncached: 1, unobserved: 1 });
   });
 
-  test("no busts but one rewrite: the text says where the rewrite went instead of contradicting the stats", () => {
-    const tally = tallyRequest(tallyFlushRewrite(emptyRewriteTally()), "ttl-expiry");
-    const text = formatCacheView({ fingerprints: [], attributions: [bust("ttl-expiry", 500)], requests: 2, tally, sessionRewrites: 1 });
-    expect(text.split("\n")[0]).toContain("1 of the last 2 requests had to write cached history again — 0 because this extension changed history");
+  test("no keeper bust but one rewrite: the text says where the rewrite went instead of contradicting the stats", () => {
+    const tally = tallyRequest(tallyRequest(emptyRewriteTally(), undefined), v("none"));
+    const t2 = tallyRequest(tallyFlushRewrite(tally), v("ttl-expiry", 500));
+    const text = formatCacheView({ fingerprints: [], attributions: [bust("none", 0), bust("ttl-expiry", 500)], tally: t2, sessionRewrites: 1 });
+    expect(text.split("\n")[0]).toBe(
+      "Prompt cache: 1 of 3 requests had to write cached history again — 0 because this extension changed history (≈ 0 tok-eq), 1 for other reasons (TTL, model, thinking level, tools, system prompt).",
+    );
     expect(text).toContain('This extension changed sent history 1 time in this session ("rewrites caused" in /keeper stats): 1 landed on a request whose cache was lost anyway (free).');
   });
 
-  test("rewrites from before this run and not yet sent are named; a quiet cache says so", () => {
-    const tally = tallyFlushRewrite(emptyRewriteTally());
-    const text = formatCacheView({ fingerprints: [], attributions: [bust("none", 0), bust("none", 0)], requests: 3, tally, sessionRewrites: 3 });
-    expect(text.split("\n")[0]).toBe("Prompt cache: each of the last 3 requests extended the one before (no cached prefix had to be written again).");
-    expect(text).toContain("1 not sent yet (takes effect at the next request); 2 before this session was loaded");
-    expect(cacheSummary({ fingerprints: [], attributions: [], requests: 0, tally: emptyRewriteTally(), sessionRewrites: 0 })).toContain("no request sent");
+  test("totals survive the short bust ring; rewrites not yet sent or from before are named; a quiet cache says so", () => {
+    let tally = emptyRewriteTally();
+    tally = tallyRequest(tally, undefined);
+    for (let i = 0; i < 40; i++) tally = tallyRequest(tally, v("none"));
+    tally = tallyFlushRewrite(tally);
+    const text = formatCacheView({ fingerprints: [], attributions: [bust("none", 0), bust("none", 0)], tally, sessionRewrites: 3 });
+    expect(text.split("\n")[0]).toBe("Prompt cache: each of the 41 requests so far extended the one before (no cached prefix had to be written again).");
+    expect(text).toContain("1 not sent yet (takes effect at the next request); 2 before Pi loaded this session");
+    expect(text).toContain("Details (the last 3 requests at most):");
+    expect(cacheSummary({ fingerprints: [], attributions: [], tally: emptyRewriteTally(), sessionRewrites: 0 })).toContain("no request sent yet");
   });
 });
 
