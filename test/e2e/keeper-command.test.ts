@@ -91,3 +91,35 @@ describe("/keeper off and /keeper on in the middle of a session", () => {
     expect(messages.some((m) => m.includes("context-keeper is on from the next request"))).toBe(true);
   }, 120_000);
 });
+
+describe("the status line follows the context through a tool loop", () => {
+  test("a new figure at every request of the loop; the last one is Pi's own context estimate", async () => {
+    const { generateScenario } = await import("../support/scenario.ts");
+    const scenario = generateScenario({ seed: 11, prompts: 2, stepsPerPrompt: [7, 8], files: 6, fileBytes: [4096, 16384] });
+    const run = await runPi({
+      mode: "rpc",
+      files: scenario.files,
+      script: scenario.steps,
+      contextKeeper: { summarizer: { mode: "extractive" } },
+      prompts: [...scenario.prompts, { command: { type: "get_session_stats" } }],
+    });
+    workspaces.push(run.workspace);
+    expect(run.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+    const statuses = run.records
+      .filter((r) => r.type === "extension_ui_request" && r.method === "setStatus" && r.statusKey === "context-keeper")
+      .map((r) => String(r.statusText));
+    for (const s of statuses) expect(s).toMatch(/^keeper: ~?[\d.]+[kM]? ctx · (−[\d.]+[kM]? pruned|nothing pruned yet)( · summaries \$[\d.]+)?( · summarizing \d+\/\d+ batches…)?$/);
+    const figures = statuses.map((s) => s.match(/^keeper: ~?([\d.]+[kM]?) ctx/)![1]);
+    const distinct = figures.filter((f, i) => i === 0 || f !== figures[i - 1]);
+    console.log(`[status line] ${run.mainRequests.length} requests, ${distinct.length} distinct context figures: ${distinct.join(" → ")}; last: ${statuses.at(-1)}`);
+    // The figure moves during the loops, not only at flushes (2 prompts → at most 2 flushes).
+    expect(distinct.length).toBeGreaterThanOrEqual(6);
+    expect(statuses.some((s) => s.includes("pruned") && !s.includes("nothing pruned"))).toBe(true);
+    // Agrees with Pi: the footer's estimate, formatted as the footer formats it.
+    const stats = run.responses.find((r) => r.command === "get_session_stats") as { data?: { contextUsage?: { tokens: number | null } } } | undefined;
+    const tokens = stats?.data?.contextUsage?.tokens;
+    expect(typeof tokens).toBe("number");
+    const { formatTokenCount } = await import("../../src/ui/status-line.ts");
+    expect(statuses.at(-1)!.startsWith(`keeper: ${formatTokenCount(tokens!)} ctx`)).toBe(true);
+  }, 120_000);
+});
