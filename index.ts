@@ -20,8 +20,8 @@ export default function contextKeeper(pi: ExtensionAPI): void {
   pi.on("cache_warming_decision", (event, ctx) => shell.onCacheWarmingDecision(event, ctx));
   pi.registerTool({ ...shell.recallTool(), defaultActive: false });
   pi.registerCommand("keeper", {
-    description:
-      "context-keeper: settings and status (/keeper), stats (/keeper stats), flush now (/keeper now), gate decisions (/keeper why), cache layers and busts (/keeper cache)",
+    description: "context-keeper: status and settings; stats, now, why, cache, on, off, set, reset, save (Tab completes)",
+    getArgumentCompletions: (prefix) => shell.keeperCompletions(prefix),
     handler: (args, ctx) => shell.onKeeperCommand(args, ctx),
   });
 

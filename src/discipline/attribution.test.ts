@@ -108,11 +108,11 @@ describe("formatters", () => {
     const text = formatCacheReport({ fingerprints: [prev, cur], attributions: [bust] });
     expect(text).toContain("00:01:00 UTC");
     // frozen (stubbed): 100 + 10 + 100 + 50 = 260; tail: 100 + 10 + 3000 + 40 + 20 = 3,170
-    expect(text).toContain(`frozen  ${cur.layers.frozen}  260 tok (messages 0–3)`);
-    expect(text).toContain(`tail    ${cur.layers.tail}  3,170 tok (messages 4–8)`);
+    expect(text).toContain(`frozen  ${cur.layers.frozen}  260 tokens (messages 0–3)`);
+    expect(text).toContain(`tail    ${cur.layers.tail}  3,170 tokens (messages 4–8)`);
     expect(text).toContain("keeper-rewrite");
-    expect(text).toContain("3,320 tok re-written ≈ 3,818");
-    expect(text).toContain("this extension: 3,818");
+    expect(text).toContain("3,320 tokens re-written ≈ 3,818 tok-eq");
+    expect(text).toContain("this extension: 3,818 tok-eq");
     expect(formatCacheReport({ fingerprints: [], attributions: [] })).toContain("No request seen yet.");
   });
   test("/keeper why shows the numbers behind each decision", () => {
@@ -125,8 +125,9 @@ describe("formatters", () => {
       decision: priceFlush({ tokensRemoved: 8000, rewrittenTokens: 60_000, expectedRequests: 2.734375 }),
     });
     const text = formatWhyReport(log);
-    expect(text).toContain("flush 3: 2 mutation(s) from position 12 — deferred: saving 2,188 ≤ rewrite 69,000");
-    expect(text).toContain("breaks even after 86.3 requests");
+    expect(text).toContain("flush 3: 2 change(s) from message 12 — waited: saves ≈ 2,188 tok-eq ≤ rewrite ≈ 69,000 tok-eq");
+    expect(text).toContain("pays back after 86.3 requests");
+    expect(text).toContain("expected further requests 2.7");
     expect(formatWhyReport(emptyGateDecisionLog())).toBe("No gate decisions yet.");
   });
 });

@@ -25,27 +25,27 @@ export function formatCacheReport(input: CacheReportInput): string {
     const msgCount = last.tokens.messages.length;
     const frozenTokens = last.tokens.messages.slice(0, seam + 1).reduce((a, b) => a + b, 0);
     const tailTokens = last.tokens.messages.slice(seam + 1).reduce((a, b) => a + b, 0);
-    lines.push(`Last request ${clock(last.at)} UTC · ${last.model} · thinking ${last.thinkingLevel}`);
-    lines.push(`  tools   ${last.layers.tools}  ${int(last.tokens.tools)} tok`);
-    lines.push(`  system  ${last.layers.system}  ${int(last.tokens.system)} tok`);
+    lines.push(`Last request ${clock(last.at)} UTC · ${last.model} · thinking ${last.thinkingLevel} (layer hash, estimated tokens):`);
+    lines.push(`  tools   ${last.layers.tools}  ${int(last.tokens.tools)} tokens`);
+    lines.push(`  system  ${last.layers.system}  ${int(last.tokens.system)} tokens`);
     lines.push(
       seam >= 0
-        ? `  frozen  ${last.layers.frozen}  ${int(frozenTokens)} tok (messages 0–${seam})`
+        ? `  frozen  ${last.layers.frozen}  ${int(frozenTokens)} tokens (messages 0–${seam})`
         : `  frozen  (no seam)`,
     );
-    lines.push(`  tail    ${last.layers.tail}  ${int(tailTokens)} tok (messages ${seam + 1}–${msgCount - 1})`);
+    lines.push(`  tail    ${last.layers.tail}  ${int(tailTokens)} tokens (messages ${seam + 1}–${msgCount - 1})`);
   }
   const busts = input.attributions.filter((a) => a.cause !== "none");
-  if (busts.length === 0) lines.push("No cache busts recorded.");
+  if (busts.length === 0) lines.push("No cache rewrites seen since Pi started.");
   else {
     const shown = busts.slice(-(input.showBusts ?? 5)).reverse();
     lines.push(`Cache busts (${shown.length} of ${busts.length}, newest first):`);
     for (const b of shown) {
-      lines.push(`  ${clock(b.at)}  ${b.cause.padEnd(15)} ${int(b.rewrittenTokens)} tok re-written ≈ ${int(b.estimatedCost)} — ${b.detail}`);
+      lines.push(`  ${clock(b.at)} UTC  ${b.cause.padEnd(15)} ${int(b.rewrittenTokens)} tokens re-written ≈ ${int(b.estimatedCost)} tok-eq — ${b.detail}`);
     }
     const total = busts.reduce((s, b) => s + b.estimatedCost, 0);
     const ours = busts.filter((b) => b.cause === "keeper-rewrite").reduce((s, b) => s + b.estimatedCost, 0);
-    lines.push(`Estimated bust cost: ${int(total)} (of which this extension: ${int(ours)}), in uncached-input-token units.`);
+    lines.push(`Estimated bust cost: ${int(total)} tok-eq (of which this extension: ${int(ours)} tok-eq); tok-eq = the price of one uncached input token.`);
   }
   return lines.join("\n");
 }
@@ -57,22 +57,22 @@ function whyLine(e: GateLogEntry): string {
     d.reason === "nothing-removed"
       ? "nothing to remove"
       : d.reason === "cold-cache"
-        ? `applied: cache cold, rewrite free; saves ${int(n.saving)}`
+        ? `applied: the cache was cold, so the rewrite was free; saves ≈ ${int(n.saving)} tok-eq`
         : d.reason === "forced"
-          ? `applied: history is re-written from here anyway; ${e.mutationIds.length} ride along`
+          ? `applied: history is re-written from here anyway; ${e.mutationIds.length} change(s) ride along`
           : d.apply
-          ? `applied: saving ${int(n.saving)} > rewrite ${int(n.rewriteCost)}`
-          : `deferred: saving ${int(n.saving)} ≤ rewrite ${int(n.rewriteCost)}`;
-  const breakEven = n.breakEvenRequests === null ? "" : `; breaks even after ${dec(n.breakEvenRequests, 1)} requests`;
+          ? `applied: saves ≈ ${int(n.saving)} tok-eq > rewrite ≈ ${int(n.rewriteCost)} tok-eq`
+          : `waited: saves ≈ ${int(n.saving)} tok-eq ≤ rewrite ≈ ${int(n.rewriteCost)} tok-eq`;
+  const breakEven = n.breakEvenRequests === null ? "" : `; pays back after ${dec(n.breakEvenRequests, 1)} requests`;
   return (
-    `${clock(e.at)}  ${e.label}: ${e.mutationIds.length} mutation(s) from position ${e.position} — ${verdict}\n` +
-    `    removed ${int(n.tokensRemoved)} tok, re-written ${int(n.rewrittenTokens)} tok × (${dec(n.writePrice)} − ${dec(n.readPrice)}), ` +
-    `N ${dec(n.expectedRequests)}, usage ${dec(n.usage * 100, 0)}%, relief ${int(n.relief)}${breakEven}`
+    `${clock(e.at)} UTC  ${e.label}: ${e.mutationIds.length} change(s) from message ${e.position} — ${verdict}${breakEven}\n` +
+    `    removes ${int(n.tokensRemoved)} tokens; re-writes ${int(n.rewrittenTokens)} cached tokens × (write ${dec(n.writePrice)} − read ${dec(n.readPrice)} tok-eq per token); ` +
+    `expected further requests ${dec(n.expectedRequests, 1)}; context ${dec(n.usage * 100, 0)}% full; pressure relief ${int(n.relief)} tok-eq`
   );
 }
 
 export function formatWhyReport(log: GateDecisionLog, count = 5): string {
   const entries = latestGateDecisions(log, count);
   if (entries.length === 0) return "No gate decisions yet.";
-  return [`Last ${entries.length} gate decision(s), newest first:`, ...entries.map(whyLine)].join("\n");
+  return [`Last ${entries.length} gate decision(s), newest first (tok-eq: the price of one uncached input token):`, ...entries.map(whyLine)].join("\n");
 }

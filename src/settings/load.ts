@@ -16,6 +16,8 @@ export interface LoadedSettings {
   diagnostics: SettingsDiagnostic[];
   /** Files that were read, in the order they were applied. */
   sources: string[];
+  /** What each file set validly, in the order applied (later wins): where a value came from. */
+  layers: Array<{ source: string; partial: PartialSettings }>;
 }
 
 export const SETTINGS_KEY = "contextKeeper";
@@ -52,5 +54,5 @@ export function loadKeeperSettings(options: { files: string[]; read: SettingsFil
       sources.push(file);
     }
   }
-  return { settings: mergeSettings(...layers), diagnostics, sources };
+  return { settings: mergeSettings(...layers), diagnostics, sources, layers: layers.map((partial, i) => ({ source: sources[i]!, partial })) };
 }

@@ -6,10 +6,18 @@
  * kept. Unknown keys are reported (likely typos) and ignored.
  */
 import { z } from "zod";
+import { didYouMean, SETTING_KEYS } from "./keys.ts";
 import { keeperSettingsSchema, type KeeperSettings } from "./schema.ts";
 
+/** `pruning`, `pruning.errorPurge`, …: the groups, so a misspelt group gets a suggestion too. */
+function groupPaths(paths: readonly string[]): string[] {
+  const groups = new Set<string>();
+  for (const p of paths) for (let i = p.indexOf("."); i > 0; i = p.indexOf(".", i + 1)) groups.add(p.slice(0, i));
+  return [...groups];
+}
+
 export interface SettingsDiagnostic {
-  /** Dotted path under `contextKeeper`, e.g. `thinkingStrip.mode`. */
+  /** Dotted path under `contextKeeper`, e.g. `thinkingStrip.mode`; `""`: the `contextKeeper` value itself. */
   key: string;
   /** The offending value, as the user wrote it (JSON). */
   value: string;
@@ -66,7 +74,8 @@ function parseGroup(options: {
     const keyPath = path ? `${path}.${key}` : key;
     const field = shape[key];
     if (!field) {
-      diagnostics.push({ key: keyPath, value: showValue(value), message: "unknown setting, ignored", source });
+      const paths = SETTING_KEYS.map((k) => k.path);
+      diagnostics.push({ key: keyPath, value: showValue(value), message: `unknown setting, ignored.${didYouMean(keyPath, [...paths, ...groupPaths(paths)])}`, source });
       continue;
     }
     if (isGroup(field)) {
@@ -92,7 +101,7 @@ export function parseKeeperSection(raw: unknown, source: string): { partial: Par
   const diagnostics: SettingsDiagnostic[] = [];
   if (raw === undefined) return { partial: {}, diagnostics };
   if (!isPlainObject(raw)) {
-    diagnostics.push({ key: "contextKeeper", value: showValue(raw), message: "expected an object; using the defaults", source });
+    diagnostics.push({ key: "", value: showValue(raw), message: "expected an object of settings (e.g. { \"enabled\": true }); using the defaults", source });
     return { partial: {}, diagnostics };
   }
   return { partial: parseGroup({ group: keeperSettingsSchema, raw, path: "", source, diagnostics }), diagnostics };
@@ -114,5 +123,6 @@ export function mergeSettings(...layers: PartialSettings[]): KeeperSettings {
 
 export function formatDiagnostic(d: SettingsDiagnostic): string {
   if (d.key === "(file)") return `context-keeper: ${d.source}: ${d.value}: ${d.message}`;
-  return `context-keeper: ${d.source}: contextKeeper.${d.key} = ${d.value}: ${d.message}`;
+  const key = d.key === "" ? "contextKeeper" : `contextKeeper.${d.key}`;
+  return `context-keeper: ${d.source}: ${key} = ${d.value}: ${d.message}`;
 }

@@ -79,6 +79,9 @@ describe("bad input falls back per key, names key and value, leaves the file unt
     expect(partial).toEqual({});
     expect(diagnostics[0]!.key).toBe("enabeld");
     expect(diagnostics[0]!.message).toContain("unknown");
+    expect(diagnostics[0]!.message).toContain('Did you mean "enabled"?');
+    const group = parseKeeperSection({ pruneing: { enabled: false } }, "x.json").diagnostics[0]!;
+    expect(group.message).toContain('Did you mean "pruning"?');
   });
 });
 
@@ -112,5 +115,15 @@ describe("doc/settings.md stays true to the schema", () => {
     };
     walk(DEFAULT_SETTINGS, "");
     for (const row of rows) expect(doc).toContain(row);
+  });
+});
+
+describe("a contextKeeper value that is not an object", () => {
+  test('"on" is reported as contextKeeper = "on", not contextKeeper.contextKeeper', () => {
+    const { partial, diagnostics } = parseKeeperSection("on", "x.json");
+    expect(partial).toEqual({});
+    const line = formatDiagnostic(diagnostics[0]!);
+    expect(line).toContain('contextKeeper = "on"');
+    expect(line).not.toContain("contextKeeper.contextKeeper");
   });
 });

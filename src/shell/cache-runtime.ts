@@ -15,9 +15,9 @@ import { TTL_1H_MS } from "../cache/pricing.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import { attributeBust, emptyFingerprintLog, fingerprintLayers, recordFingerprint } from "../discipline/attribution.ts";
 import { cacheTtlMs, detectColdCache, warmingOverride, type CacheKeySnapshot, type ColdCacheVerdict, type PendingRewrite, type WarmingDecisionFields } from "../discipline/cold-cache.ts";
-import { formatCacheReport, formatWhyReport } from "../discipline/format.ts";
 import { appendGateDecision, emptyGateDecisionLog } from "../discipline/gate-log.ts";
 import { emptyObservedLosses, LOSS_READ_SHARE, recordObservation, type ObservedLosses } from "../discipline/observed-loss.ts";
+import { emptyRewriteTally, tallyFlushRewrite, tallyRequest, type RewriteTally } from "../discipline/rewrite-tally.ts";
 import { appendToRing } from "../discipline/ring.ts";
 import type { BustAttribution, FingerprintLog, GateDecisionLog } from "../discipline/schema.ts";
 import { placeSeamAtFrozenBoundary } from "../discipline/seam-placement.ts";
@@ -25,6 +25,8 @@ import type { DisciplineFacts, DisciplineOutcome } from "../keeper/discipline.ts
 import { isAssistant, isUser, timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
+import { formatCacheView } from "../ui/cache-view.ts";
+import { formatWhyView } from "../ui/why-view.ts";
 
 export interface CacheRuntimeDeps {
   pi: Pick<ExtensionAPI, "getThinkingLevel" | "getActiveTools">;
@@ -75,6 +77,8 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
   /** The request in flight, for loss counting when its answer arrives. */
   let inFlight: { kind: "prompt" | "loop"; countable: boolean } | undefined;
   let lastPromptTokens = 0;
+  /** Requests, busts, and where the flush rewrites went on the wire, for `/keeper cache`. */
+  let tally: RewriteTally = emptyRewriteTally();
 
   const longRetention = () => process.env.PI_CACHE_RETENTION === "long";
   const ttlMs = () => cacheTtlMs({ longRetention: longRetention() });
@@ -150,6 +154,7 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
       const fp = fingerprintLayers(placed.body, { at, model: key.model, thinkingLevel: key.thinkingLevel, seamMessageIndex: placed.seam });
       const previous = fingerprints.entries[fingerprints.entries.length - 1];
       let extended = false;
+      let attribution: BustAttribution | undefined;
       if (previous && previousKey) {
         const verdict = attributeBust(previous, fp, {
           ttlMs: ttlMs(),
@@ -159,7 +164,9 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
         });
         attributions = appendToRing(attributions, verdict, ATTRIBUTION_CAPACITY);
         extended = verdict.cause === "none";
+        attribution = verdict;
       }
+      tally = tallyRequest(tally, attribution);
       fingerprints = recordFingerprint(fingerprints, fp);
       rewroteSinceLast = false;
       const last = rendered[rendered.length - 1];
@@ -198,10 +205,14 @@ export function createCacheRuntime(deps: CacheRuntimeDeps): CacheRuntime {
     recordFlush(outcome, rewrote) {
       for (const e of outcome.log) gateLog = appendGateDecision(gateLog, e);
       pending = outcome.pending;
-      if (rewrote) rewroteSinceLast = true;
+      if (rewrote) {
+        rewroteSinceLast = true;
+        tally = tallyFlushRewrite(tally);
+      }
     },
-    whyText: () => formatWhyReport(gateLog),
-    cacheText: () => formatCacheReport({ fingerprints: fingerprints.entries, attributions }),
+    whyText: () => formatWhyView(gateLog),
+    cacheText: () =>
+      formatCacheView({ fingerprints: fingerprints.entries, attributions, tally, sessionRewrites: deps.state().stats.rewritesCaused }),
   };
 }
 

@@ -14,7 +14,7 @@ import { prunedCallsOf } from "../recall/pruned-calls.ts";
 import { recordOriginals, writeSpills } from "../recall/recall-index.ts";
 import { commitFlush, planFlush } from "./flush-planning.ts";
 import type { FlushReport, FlushTrigger, PruningMemory, PruningRuntimeDeps } from "./pruning-types.ts";
-import { contextMessagesOf, contextStatus, modelIdentity } from "./session-view.ts";
+import { contextMessagesOf, modelIdentity } from "./session-view.ts";
 import { spillPathFor, writeSpillFile } from "./spill-files.ts";
 import { summarizeForFlush } from "./summarize-effect.ts";
 
@@ -51,7 +51,7 @@ export async function runFlush({ deps, now, memory, trigger, ctx, closingMessage
     cache: memory.summaryCache,
     signal: memory.abort.signal,
     requestFacts: deps.discipline?.facts(ctx),
-    onProgress: (p) => deps.status(ctx, `keeper: ${p.label}`),
+    onProgress: (p) => deps.status(ctx, p.label),
     onNotice: (text) => {
       if (memory.notices.has(text)) return;
       memory.notices.add(text);
@@ -82,7 +82,8 @@ export async function runFlush({ deps, now, memory, trigger, ctx, closingMessage
     durationMs: now() - started,
   };
   memory.report = done;
-  deps.status(ctx, contextStatus(branchMessages, keeperRender({ messages: branchMessages, state: memory.state, settings, model })));
+  deps.status(ctx, undefined);
+  deps.rendered?.(ctx, branchMessages, keeperRender({ messages: branchMessages, state: memory.state, settings, model }));
   return done;
 }
 

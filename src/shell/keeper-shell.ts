@@ -12,20 +12,19 @@ import type {
   ExtensionContext,
   SessionStartEvent,
 } from "@earendil-works/pi-coding-agent";
-import { thinkingPolicyFor } from "../keeper/config.ts";
 import type { ContextMessage } from "../session/messages.ts";
-import { DEFAULT_SETTINGS, formatDiagnostic, type SettingsDiagnostic } from "../settings/parse.ts";
+import { formatDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import { formatKeeperView, type KeeperStatusSection } from "../ui/keeper-view.ts";
-import { formatStats, formatThinkingPolicy } from "../ui/pruning-view.ts";
+import type { CompletionItem } from "../ui/keeper-completions.ts";
 import { createCacheRuntime } from "./cache-runtime.ts";
-import { contextMessagesOf, createPruningRuntime, modelIdentity } from "./pruning-runtime.ts";
+import { createKeeperCommand, summarizerModelWarning } from "./keeper-command-handler.ts";
+import { contextMessagesOf, createPruningRuntime } from "./pruning-runtime.ts";
+import { createSessionSettings } from "./session-settings.ts";
+import { createStatusRuntime } from "./status-runtime.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import { createRecallToolDefinition } from "../recall/tool.ts";
 import { readSpillFile } from "./spill-files.ts";
 import { loadSettingsFromDisk } from "./settings-source.ts";
-
-export const STATUS_KEY = "context-keeper";
 
 export interface KeeperShell {
   onSessionStart(event: SessionStartEvent, ctx: ExtensionContext): void;
@@ -39,6 +38,8 @@ export interface KeeperShell {
   onBeforeProviderRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown;
   onCacheWarmingDecision(event: CacheWarmingDecisionEvent, ctx: ExtensionContext): { action: "stop" } | undefined;
   onKeeperCommand(args: string, ctx: ExtensionCommandContext): Promise<void>;
+  /** Argument completions for `/keeper` (Pi passes the text typed after "/keeper "). */
+  keeperCompletions(prefix: string): CompletionItem[] | null;
   settings(): KeeperSettings;
   /** The `keeper_recall` tool, registered inactive; activated at session start when enabled. */
   recallTool(): ReturnType<typeof createRecallToolDefinition>;
@@ -57,106 +58,77 @@ export function report(ctx: ExtensionContext, text: string, level: "info" | "war
 }
 
 export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
-  let settings: KeeperSettings = DEFAULT_SETTINGS;
-  let sources: string[] = [];
-  let diagnostics: SettingsDiagnostic[] = [];
+  const store = createSessionSettings();
+  const settings = (): KeeperSettings => store.current();
 
-  const cache = createCacheRuntime({ pi, settings: () => settings, state: () => pruning.state() });
+  const cache = createCacheRuntime({ pi, settings, state: () => pruning.state() });
+  const statusLine = createStatusRuntime({ settings, summarizerCost: () => pruning.state().stats.summarizerCost });
   const pruning = createPruningRuntime({
     pi,
-    settings: () => settings,
-    status: (ctx, text) => {
-      if (settings.statusLine && ctx.hasUI) ctx.ui.setStatus(STATUS_KEY, text);
-    },
+    settings,
+    status: (ctx, progress) => statusLine.progress(ctx, progress),
+    rendered: (ctx, raw, rendered) => statusLine.rendered(ctx, raw, rendered),
     notify: (ctx, text, level) => report(ctx, text, level),
     discipline: cache,
   });
-
-  const sections = (ctx: ExtensionContext): KeeperStatusSection[] => {
-    const model = modelIdentity(ctx);
-    return [
-      { title: "thinking strip", lines: formatThinkingPolicy(model ? `${model.provider}/${model.id}` : "", thinkingPolicyFor(settings, model)) },
-      { title: "pruning", lines: formatStats(pruning.state(), pruning.lastReport()) },
-    ];
+  const activate = (ctx: ExtensionContext) => {
+    pruning.restore(ctx);
+    const active = pi.getActiveTools();
+    if (!active.includes(RECALL_TOOL_NAME)) pi.setActiveTools([...active, RECALL_TOOL_NAME]);
+    cache.restore(ctx, contextMessagesOf(ctx));
   };
+  const command = createKeeperCommand({ settings: store, pruning, cache, activate, refreshStatus: (ctx) => statusLine.refresh(ctx), report });
 
   return {
-    settings: () => settings,
+    settings,
     onSessionStart(_event, ctx) {
-      const loaded = loadSettingsFromDisk({ cwd: ctx.cwd, projectTrusted: ctx.isProjectTrusted() });
-      settings = loaded.settings;
-      sources = loaded.sources;
-      diagnostics = loaded.diagnostics;
+      store.load(loadSettingsFromDisk({ cwd: ctx.cwd, projectTrusted: ctx.isProjectTrusted() }));
+      const diagnostics = store.loaded().diagnostics;
       if (diagnostics.length) report(ctx, diagnostics.map(formatDiagnostic).join("\n"), "warning");
-      if (settings.enabled) {
-        pruning.restore(ctx);
-        const active = pi.getActiveTools();
-        if (!active.includes(RECALL_TOOL_NAME)) pi.setActiveTools([...active, RECALL_TOOL_NAME]);
-        cache.restore(ctx, contextMessagesOf(ctx));
-      }
+      const modelWarning = summarizerModelWarning(ctx, settings());
+      if (modelWarning) report(ctx, `context-keeper: ${modelWarning}`, "warning");
+      if (settings().enabled) activate(ctx);
+      command.noteModels(ctx);
+      statusLine.refresh(ctx);
     },
     recallTool: () =>
       createRecallToolDefinition({
         getStore: () => pruning.recallIndex(),
         getBranchMessages: rawBranchMessages,
         readSpill: readSpillFile,
-        pageChars: () => settings.recall.pageChars,
+        pageChars: () => settings().recall.pageChars,
       }),
     onSessionTree(ctx) {
-      if (!settings.enabled) return;
+      if (!settings().enabled) return;
       pruning.restore(ctx);
       cache.restore(ctx, contextMessagesOf(ctx));
     },
     onSessionCompact(ctx) {
-      if (!settings.enabled) return;
+      if (!settings().enabled) return;
       pruning.afterCompaction(ctx);
       cache.onCompaction();
     },
     onSessionShutdown: () => pruning.shutdown(),
     onContext(event, ctx) {
       const out = pruning.render(event, ctx);
-      if (settings.enabled) cache.onContextRendered(out?.messages ?? (event.messages as ContextMessage[]));
+      const raw = event.messages as ContextMessage[];
+      if (settings().enabled) cache.onContextRendered(out?.messages ?? raw);
+      statusLine.rendered(ctx, raw, out?.messages ?? raw);
       return out;
     },
     onMessageEnd(message, ctx) {
-      if (!settings.enabled) return;
+      if (!settings().enabled) return;
       cache.onAssistantMessage(message);
       pruning.onAssistantMessageEnd(message, ctx);
+      if (message.role === "assistant") statusLine.refresh(ctx);
     },
     onBeforeProviderRequest: (event, ctx) => cache.onBeforeProviderRequest(event.payload, ctx),
     onCacheWarmingDecision: (event) => cache.onCacheWarmingDecision(event),
     onTurnEnd(ctx) {
-      if (settings.enabled) pruning.onTurnEnd(ctx);
+      if (settings().enabled) pruning.onTurnEnd(ctx);
+      statusLine.refresh(ctx);
     },
-    async onKeeperCommand(args, ctx) {
-      const sub = args.trim().split(/\s+/)[0] ?? "";
-      if (sub === "stats") {
-        report(ctx, formatStats(pruning.state(), pruning.lastReport()).join("\n"), "info");
-        return;
-      }
-      if (sub === "now") {
-        if (!settings.enabled || (!settings.pruning.enabled && !thinkingPolicyFor(settings, modelIdentity(ctx)).strip)) {
-          report(ctx, "context-keeper: pruning and the thinking strip are off for this session; nothing to flush", "info");
-          return;
-        }
-        report(ctx, "context-keeper: flushing now…", "info");
-        const done = await pruning.flushNow(ctx);
-        report(ctx, done ? formatStats(pruning.state(), done).join("\n") : "context-keeper: nothing flushed", "info");
-        return;
-      }
-      if (sub === "why") {
-        report(ctx, cache.whyText(), "info");
-        return;
-      }
-      if (sub === "cache") {
-        report(ctx, cache.cacheText(), "info");
-        return;
-      }
-      if (sub !== "") {
-        report(ctx, `context-keeper: unknown subcommand "${sub}". Use /keeper, /keeper stats, /keeper now, /keeper why or /keeper cache.`, "warning");
-        return;
-      }
-      report(ctx, formatKeeperView({ settings, sources, diagnostics, sections: sections(ctx) }), "info");
-    },
+    onKeeperCommand: (args, ctx) => command.handler(args, ctx),
+    keeperCompletions: (prefix) => command.completions(prefix),
   };
 }

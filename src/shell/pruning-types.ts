@@ -5,6 +5,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FlushDecision } from "../flush/plan.ts";
 import type { DisciplineFacts, DisciplineOutcome } from "../keeper/discipline.ts";
+import type { ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
@@ -24,8 +25,10 @@ export interface FlushReport {
 export interface PruningRuntimeDeps {
   pi: ExtensionAPI;
   settings: () => KeeperSettings;
-  /** Status line text (already gated on settings by the caller). */
-  status: (ctx: ExtensionContext, text: string | undefined) => void;
+  /** A flush's progress for the status line ("summarizing 2/5 batches…"); undefined when it ends. */
+  status: (ctx: ExtensionContext, progress: string | undefined) => void;
+  /** What the next request will carry after a flush (raw branch vs its render), for the status line. */
+  rendered?: (ctx: ExtensionContext, raw: readonly ContextMessage[], rendered: readonly ContextMessage[]) => void;
   notify: (ctx: ExtensionContext, text: string, level: "info" | "warning") => void;
   now?: () => number;
   /** Cache discipline's edge (request facts, decision log); absent: flushes apply everything. */

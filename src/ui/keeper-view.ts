@@ -1,6 +1,12 @@
-/** Pure text for the `/keeper` command. */
+/**
+ * Pure text for `/keeper`: on or off and why, where the settings came from, only the keys
+ * that differ from the defaults (session overrides marked), problems, then the sections of
+ * the features that apply.
+ */
+import { SETTING_KEYS, valueAt } from "../settings/keys.ts";
+import { overrideLeaves } from "../settings/overrides.ts";
+import { formatDiagnostic, type PartialSettings, type SettingsDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import { formatDiagnostic, type SettingsDiagnostic } from "../settings/parse.ts";
 
 export interface KeeperStatusSection {
   title: string;
@@ -8,34 +14,82 @@ export interface KeeperStatusSection {
 }
 
 export interface KeeperViewInput {
+  /** Settings in effect (files, then session overrides). */
   settings: KeeperSettings;
   sources: string[];
   diagnostics: SettingsDiagnostic[];
-  /** Extra sections contributed by features (pruning stats, thinking policy, compaction job...). */
+  /** What each settings file set, in the order applied; absent: origins are not shown. */
+  layers?: ReadonlyArray<{ source: string; partial: PartialSettings }>;
+  /** Session overrides (`/keeper set|on|off`). */
+  overrides?: PartialSettings;
+  /** Problems found outside the settings files (e.g. a summarizer model that does not exist). */
+  warnings?: string[];
+  /** Sections contributed by features (thinking strip, pruning...); shown only when enabled. */
   sections: KeeperStatusSection[];
 }
 
-function flatten(value: unknown, prefix: string, out: string[]): void {
-  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
-    for (const [key, inner] of Object.entries(value)) flatten(inner, prefix ? `${prefix}.${key}` : key, out);
-    return;
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+function originOf(path: string, input: KeeperViewInput): string | undefined {
+  let origin: string | undefined;
+  for (const layer of input.layers ?? []) if (valueAt(layer.partial, path) !== undefined) origin = layer.source;
+  return origin;
+}
+
+function headline(input: KeeperViewInput): string {
+  if (input.settings.enabled) return "context-keeper: on";
+  const overridden = valueAt(input.overrides ?? {}, "enabled") === false;
+  return overridden
+    ? "context-keeper: off for this session (/keeper on turns it back on); history goes to the model unchanged"
+    : `context-keeper: off (enabled = false in ${originOf("enabled", input) ?? "the settings"}); history goes to the model unchanged`;
+}
+
+function changedLines(input: KeeperViewInput): string[] {
+  const overridden = new Set(overrideLeaves(input.overrides ?? {}).map(([path]) => path));
+  const rows: Array<{ mark: string; text: string; origin: string }> = [];
+  for (const key of SETTING_KEYS) {
+    const value = valueAt(input.settings, key.path);
+    const isOverride = overridden.has(key.path);
+    if (!isOverride && same(value, key.defaultValue)) continue;
+    const file = originOf(key.path, input);
+    const origin = isOverride ? `session override${file ? `; ${file} says ${JSON.stringify(valueAt(layerValue(input, key.path), key.path))}` : ""}` : file ? `from ${file}` : "";
+    rows.push({ mark: isOverride ? "*" : " ", text: `${key.path} = ${JSON.stringify(value)}`, origin: `${origin}${same(value, key.defaultValue) ? " (same as the default)" : ` (default ${JSON.stringify(key.defaultValue)})`}` });
   }
-  out.push(`  ${prefix} = ${JSON.stringify(value)}`);
+  if (rows.length === 0) return ["settings: all defaults (/keeper set <key> <value> changes one for this session; Tab completes)"];
+  const width = Math.max(...rows.map((r) => r.text.length));
+  const header =
+    overridden.size > 0
+      ? "changed from the defaults (* = session override: /keeper reset undoes, /keeper save keeps it):"
+      : "changed from the defaults:";
+  return [header, ...rows.map((r) => `  ${r.mark} ${r.text.padEnd(width)}  ${r.origin}`.trimEnd())];
+}
+
+/** The last layer that set `path`, as a tree. */
+function layerValue(input: KeeperViewInput, path: string): PartialSettings {
+  let found: PartialSettings = {};
+  for (const layer of input.layers ?? []) if (valueAt(layer.partial, path) !== undefined) found = layer.partial;
+  return found;
 }
 
 export function formatKeeperView(input: KeeperViewInput): string {
-  const lines: string[] = [];
-  lines.push(`context-keeper: ${input.settings.enabled ? "enabled" : "disabled (contextKeeper.enabled = false): nothing is changed on the wire"}`);
-  lines.push(`settings from: ${input.sources.length ? input.sources.join(", ") : "defaults only"}`);
+  const lines: string[] = [headline(input)];
+  const overrideCount = overrideLeaves(input.overrides ?? {}).length;
+  // A file that was read but sets nothing of ours is not a source worth naming.
+  const setting = input.layers ? input.layers.filter((l) => Object.keys(l.partial).length > 0).map((l) => l.source) : input.sources;
+  const from = [...setting, ...(overrideCount > 0 ? [`${overrideCount} session override${overrideCount === 1 ? "" : "s"}`] : [])];
+  lines.push(`settings from: ${from.length ? `defaults, then ${from.join(", then ")}` : "defaults only (no contextKeeper in any settings file)"}`);
   if (input.diagnostics.length) {
     lines.push("settings problems (defaults used for these keys):");
     for (const d of input.diagnostics) lines.push(`  ${formatDiagnostic(d)}`);
   }
-  lines.push("effective settings:");
-  flatten(input.settings, "", lines);
-  for (const section of input.sections) {
-    lines.push(`${section.title}:`);
-    for (const line of section.lines) lines.push(`  ${line}`);
+  for (const w of input.warnings ?? []) lines.push(`warning: ${w}`);
+  lines.push(...changedLines(input));
+  if (input.settings.enabled) {
+    for (const section of input.sections) {
+      if (section.lines.length === 0) continue;
+      lines.push(`${section.title}:`);
+      for (const line of section.lines) lines.push(`  ${line}`);
+    }
   }
   return lines.join("\n");
 }

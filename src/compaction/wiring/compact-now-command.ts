@@ -1,6 +1,7 @@
 /**
  * `/async-compact-now`: apply a ready summary when idle, otherwise start a job now.
  */
+import { compactionNotStarted } from "../../ui/compaction-text.ts";
 import { isSafeIdle } from "../apply-gate.ts";
 import { enterHook } from "./activity.ts";
 import { readyJob, type RegistrationContext } from "./context.ts";
@@ -24,7 +25,7 @@ export function registerCompactNowCommand(rc: RegistrationContext, commandName: 
         return ctx.ui.notify(`${adapter.label}: ready; applies at the next turn boundary`, "info");
       }
       const outcome = c.start(ctx, { manual: true });
-      ctx.ui.notify(outcome.started ? `${adapter.label}: preparing` : `${adapter.label}: not started (${outcome.reason})`, "info");
+      ctx.ui.notify(outcome.started ? `${adapter.label}: preparing` : `${adapter.label}: ${compactionNotStarted(outcome.reason)}`, "info");
     },
   });
 }

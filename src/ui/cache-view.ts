@@ -1,0 +1,58 @@
+/**
+ * `/keeper cache`: one plain sentence about the prompt cache first (totals since the
+ * extension started in this session), then how this extension's history changes (the
+ * stats' "rewrites caused") ended up on the wire, then the internals (layer hashes, the
+ * recent cache rewrites). Pure text.
+ */
+import { formatCacheReport } from "../discipline/format.ts";
+import type { RewriteTally } from "../discipline/rewrite-tally.ts";
+import type { BustAttribution, RequestFingerprint } from "../discipline/schema.ts";
+
+export interface CacheViewInput {
+  fingerprints: readonly RequestFingerprint[];
+  /** The recent attributions (a ring), oldest first. */
+  attributions: readonly BustAttribution[];
+  tally: RewriteTally;
+  /** `stats.rewritesCaused` of the session (persisted, so it spans restarts). */
+  sessionRewrites: number;
+}
+
+const int = (n: number): string => Math.round(n).toLocaleString("en-US");
+const times = (n: number): string => `${n} time${n === 1 ? "" : "s"}`;
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+export function cacheSummary(input: CacheViewInput): string {
+  const t = input.tally;
+  if (t.requests === 0) return "Prompt cache: no request sent yet in this session, nothing to report.";
+  if (t.compared === 0) return "Prompt cache: one request sent so far, nothing to compare it with yet.";
+  if (t.busts === 0) return `Prompt cache: each of the ${plural(t.requests, "request")} so far extended the one before (no cached prefix had to be written again).`;
+  const others = t.busts - t.keeperBusts;
+  return (
+    `Prompt cache: ${t.busts} of ${plural(t.requests, "request")} had to write cached history again — ` +
+    `${t.keeperBusts} because this extension changed history (≈ ${int(t.keeperBustCost)} tok-eq), ${others} for other reasons (TTL, model, thinking level, tools, system prompt).`
+  );
+}
+
+/** Reconciles the stats' "rewrites caused" with the wire: where each one went. */
+export function rewriteReconciliation(input: CacheViewInput): string | undefined {
+  const t = input.tally;
+  if (input.sessionRewrites === 0 && t.recorded === 0) return undefined;
+  const before = Math.max(0, input.sessionRewrites - t.recorded);
+  const parts: string[] = [];
+  if (t.billed) parts.push(`${t.billed} re-wrote cached history (the keeper-rewrite busts)`);
+  if (t.free) parts.push(`${t.free} landed on a request whose cache was lost anyway (free)`);
+  if (t.uncached) parts.push(`${t.uncached} changed nothing the provider had cached`);
+  if (t.unobserved) parts.push(`${t.unobserved} went out with the first request (not compared)`);
+  if (t.pending) parts.push(`${t.pending} not sent yet (takes effect at the next request)`);
+  if (before) parts.push(`${before} before Pi loaded this session (not tracked here)`);
+  return `This extension changed sent history ${times(input.sessionRewrites)} in this session ("rewrites caused" in /keeper stats): ${parts.join("; ")}.`;
+}
+
+export function formatCacheView(input: CacheViewInput): string {
+  const lines = [cacheSummary(input)];
+  const reconciled = rewriteReconciliation(input);
+  if (reconciled) lines.push(reconciled);
+  lines.push("", `Details (the last ${plural(input.attributions.length + 1, "request")} at most):`);
+  lines.push(formatCacheReport({ fingerprints: input.fingerprints, attributions: input.attributions }));
+  return lines.join("\n");
+}
