@@ -128,6 +128,32 @@ export async function flush(input: FlushInput): Promise<FlushOutput> {
   return { state: { keeper: plan.nextState, recall: recorded.index }, entries, spills: recorded.spills, batches: capture.batches.length };
 }
 
+/**
+ * Before a render, when the cache is already lost and cache discipline is on: apply what
+ * waits, without the summarizer (as `src/shell/cold-replan.ts`). Undefined when nothing
+ * changes history.
+ */
+export function coldReplan(input: { state: EngineState; branch: ContextMessage[]; settings: KeeperSettings; model: Model; now: number; facts: DisciplineFacts }): { state: EngineState; entries: PersistEntry[] } | undefined {
+  const { settings, model, branch, now, state } = input;
+  if (!flushesActive(settings, model) || !settings.cache.discipline || !input.facts.cold) return undefined;
+  const plan = planDisciplinedFlush({
+    cache: settings.cache,
+    facts: input.facts,
+    now,
+    label: `fuzz flush ${state.keeper.stats.flushes + 1} (cold)`,
+    plan: (boundaryHooks) => planKeeperFlush({ state: state.keeper, branchMessages: branch, settings, model, summaries: [], now, boundaryHooks }),
+    render: (messages, s) => keeperRender({ messages, state: s, settings, model }),
+  }).plan;
+  if (plan.nextState.stats.rewritesCaused === state.keeper.stats.rewritesCaused) return undefined;
+  const recorded = recordOriginals(state.recall, { calls: prunedCallsOf(branch, plan.nextState) });
+  const delta = recallDelta(state.recall, recorded.index);
+  const entries: PersistEntry[] = [
+    ...(delta ? [{ customType: CUSTOM_TYPE_RECALL, data: delta }] : []),
+    ...plan.entriesToPersist.map((e) => ({ customType: e.customType, data: e.data })),
+  ];
+  return { state: { keeper: plan.nextState, recall: recorded.index }, entries };
+}
+
 /** Session start or `/tree`: the state rebuilt from the branch's entries alone. */
 export function restore(input: { branchEntries: readonly unknown[]; context: readonly ContextMessage[] }): { state: EngineState; diagnostics: string[] } {
   const restored = restoreState(input.branchEntries);

@@ -36,6 +36,7 @@ export function formatTotals(t: FuzzTotals, ms: number): string {
     `faults survived     ${t.faults}`,
     `compactions         ${t.compactions}`,
     `/tree moves         ${t.treeMoves}`,
+    `cold re-plans       ${t.coldReplans}`,
   ].join("\n");
 }
 

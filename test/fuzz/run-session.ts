@@ -29,6 +29,8 @@ export interface SessionTotals {
   faults: number;
   compactions: number;
   treeMoves: number;
+  /** Re-plans at a render because the cache was already lost. */
+  coldReplans: number;
 }
 
 export interface Violation {
@@ -46,7 +48,7 @@ export class FuzzViolation extends Error {
 }
 
 export function emptyTotals(): SessionTotals {
-  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0 };
+  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, coldReplans: 0 };
 }
 
 const tokensOf = engine.contextTokens;
@@ -98,7 +100,29 @@ class Runner {
     return this.settings.enabled ? engine.render({ messages: context, state: this.state, settings: this.settings, model: this.model }) : context;
   }
 
+  facts(): engine.DisciplineFacts {
+    return engine.cacheFacts({
+      requestTimes: this.requestTimes,
+      previous: this.lastKey,
+      current: this.keyNow(),
+      compacted: this.compacted,
+      contextTokens: this.lastRequestTokens,
+      contextWindow: this.script.contextWindow,
+      seamActive: this.seamPlaced,
+    });
+  }
+
   async request(): Promise<void> {
+    if (this.settings.enabled) {
+      // The live render re-plans first when the cache is already lost.
+      const replan = engine.coldReplan({ state: this.state, branch: this.pi.context(), settings: this.settings, model: this.model, now: this.clock, facts: this.facts() });
+      if (replan) {
+        for (const e of replan.entries) this.pi.manager.appendCustomEntry(e.customType, e.data);
+        this.state = replan.state;
+        this.totals.coldReplans++;
+        this.dirty = true;
+      }
+    }
     const raw = this.pi.context();
     const rendered = this.rendered(raw);
     let body = requestBody(rendered, this.model, this.thinking);
@@ -162,19 +186,7 @@ class Runner {
       now: this.clock,
       summarize: (batches) =>
         summarizeWithFault(batches, { settings: this.settings, fault: fault === "spill-fail" ? "ok" : fault, requestTimes: this.requestTimes, ttlMs: engine.CACHE_TTL_MS, cache: this.summaryCache }),
-      ...(this.settings.cache.discipline
-        ? {
-            discipline: engine.cacheFacts({
-              requestTimes: this.requestTimes,
-              previous: this.lastKey,
-              current: this.keyNow(),
-              compacted: this.compacted,
-              contextTokens: this.lastRequestTokens,
-              contextWindow: this.script.contextWindow,
-              seamActive: this.seamPlaced,
-            }),
-          }
-        : {}),
+      ...(this.settings.cache.discipline ? { discipline: this.facts() } : {}),
       spillPathFor: (sha) => `${SPILL_DIR}/${sha}.txt`,
     });
     this.totals.flushes++;
