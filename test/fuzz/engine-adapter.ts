@@ -186,6 +186,11 @@ export function recall(input: {
   });
 }
 
+/** Whether the recall index keeps a side file of this ref's original. */
+export function isSpilled(state: EngineState, ref: string): boolean {
+  return state.recall.entries[ref]?.spillPath !== undefined;
+}
+
 /** Occurrence keys whose output a state hides or points at by ref. */
 export function hiddenKeys(state: EngineState): Set<string> {
   const f = state.keeper.frontier;

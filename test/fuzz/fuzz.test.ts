@@ -77,7 +77,7 @@ describe("the fuzzer's checks catch what they claim to", () => {
 
   test("a recall that returns other bytes is reported", async () => {
     const stub = { ...raw[2], content: [{ type: "text", text: "[context-keeper] output pruned — recall with keeper_recall ref=toolu_000001@2#0." }] } as ContextMessage;
-    const tally = { offered: new Set<string>(), recovered: new Set<string>() };
+    const tally = { offered: new Set<string>(), recovered: new Set<string>(), fromSpill: new Set<string>() };
     const failure = await checkRecovery({
       raw,
       rendered: [raw[0], raw[1], stub],

@@ -31,6 +31,7 @@ export function formatTotals(t: FuzzTotals, ms: number): string {
     `refused             ${t.refused}`,
     `failed sessions     ${t.failed}`,
     `originals recovered ${t.refsRecovered}/${t.refsOffered}`,
+    `  from spill files  ${t.spillRecoveries} (after a compaction took them out of view)`,
     `flushes             ${t.flushes}`,
     `restarts survived   ${t.restarts}`,
     `faults survived     ${t.faults}`,

@@ -14,7 +14,7 @@ import type { KeeperSettings } from "../../src/settings/schema.ts";
 import type { BatchSummary } from "../../src/summarize/batch.ts";
 import * as engine from "./engine-adapter.ts";
 import { MODELS, PATHS, PiSession, TOOLS, assistantMessage, outputText, toolCallId, toolResult, userMessage } from "./pi-sim.ts";
-import { checkRecovery, type RecoveryTally } from "./recovery-check.ts";
+import { checkRecovery, checkSpilledRecall, type RecoveryTally } from "./recovery-check.ts";
 import type { Action, CallScript, SessionScript, StepScript } from "./session-script.ts";
 import { settingsOf } from "./settings-extremes.ts";
 import { summarizeWithFault } from "./summarizer-faults.ts";
@@ -29,6 +29,8 @@ export interface SessionTotals {
   faults: number;
   compactions: number;
   treeMoves: number;
+  /** Spilled originals recovered from their side file after a compaction took them out of view. */
+  spillRecoveries: number;
   /** Re-plans at a render because the cache was already lost. */
   coldReplans: number;
 }
@@ -48,7 +50,7 @@ export class FuzzViolation extends Error {
 }
 
 export function emptyTotals(): SessionTotals {
-  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, coldReplans: 0 };
+  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, spillRecoveries: 0, coldReplans: 0 };
 }
 
 const tokensOf = engine.contextTokens;
@@ -64,7 +66,9 @@ class Runner {
   thinking: string;
   settings: KeeperSettings;
   totals = emptyTotals();
-  tally: RecoveryTally = { offered: new Set(), recovered: new Set() };
+  tally: RecoveryTally = { offered: new Set(), recovered: new Set(), fromSpill: new Set() };
+  /** Refs offered on the current branch (since the last `/tree` move). */
+  offeredHere = new Set<string>();
   // What one runtime of the extension holds in memory (lost on restart).
   requestTimes: number[] = [];
   lastKey: engine.CacheKey | undefined;
@@ -153,24 +157,29 @@ class Runner {
       branchMessages: this.pi.branchMessages(),
       pageChars: this.settings.recall.pageChars,
       tally: this.tally,
-      recall: (ref, offset, limit) =>
-        engine.recall({
-          state: this.state,
-          ref,
-          offset,
-          limit,
-          branchMessages: this.pi.branchMessages(),
-          readSpill: async (path) => {
-            const bytes = this.disk.get(path);
-            if (!bytes) throw new Error(`ENOENT: ${path}`);
-            return bytes.toString("utf8");
-          },
-        }),
+      seen: this.offeredHere,
+      recall: this.recallOver(this.pi.branchMessages()),
     });
     if (failure) {
       if (process.env.FUZZ_DEBUG) console.error(JSON.stringify({ frontier: this.state.keeper.frontier, recall: Object.keys(this.state.recall.entries) }, null, 1));
       throw new FuzzViolation(`original not recovered: ${failure}`);
     }
+  }
+
+  recallOver(branchMessages: ContextMessage[]) {
+    return (ref: string, offset: number, limit: number) =>
+      engine.recall({
+        state: this.state,
+        ref,
+        offset,
+        limit,
+        branchMessages,
+        readSpill: async (path) => {
+          const bytes = this.disk.get(path);
+          if (!bytes) throw new Error(`ENOENT: ${path}`);
+          return bytes.toString("utf8");
+        },
+      });
   }
 
   /** One flush; `keep` tears its persistence after that many entries (a crash), then restarts. */
@@ -311,10 +320,11 @@ class Runner {
     else if (target.parentId) this.pi.manager.branch(target.parentId);
     else this.pi.manager.resetLeaf();
     this.totals.treeMoves++;
+    this.offeredHere = new Set();
     this.restoreRuntime();
   }
 
-  compact(action: Extract<Action, { kind: "compact" }>): void {
+  async compact(action: Extract<Action, { kind: "compact" }>): Promise<void> {
     const cut = engine.compactionCut(this.pi.branch(), action.keepRecentTokens);
     if (!cut) return;
     const details = action.by === "pi" ? { readFiles: [], modifiedFiles: [] } : { source: "context-keeper" };
@@ -324,6 +334,17 @@ class Runner {
     this.tokensAtLastFlush = 0;
     this.totals.compactions++;
     this.dirty = true;
+    const view = this.pi.context();
+    const failure = await checkSpilledRecall({
+      refs: this.offeredHere,
+      branchMessages: this.pi.branchMessages(),
+      view,
+      isSpilled: (ref) => engine.isSpilled(this.state, ref),
+      pageChars: this.settings.recall.pageChars,
+      tally: this.tally,
+      recall: this.recallOver(view),
+    });
+    if (failure) throw new FuzzViolation(`original not recovered: ${failure}`);
   }
 
   async act(action: Action): Promise<void> {
@@ -365,6 +386,7 @@ export async function runSession(script: SessionScript): Promise<SessionOutcome>
   const done = () => {
     runner.totals.refsOffered = runner.tally.offered.size;
     runner.totals.refsRecovered = runner.tally.recovered.size;
+    runner.totals.spillRecoveries = runner.tally.fromSpill.size;
     return runner.totals;
   };
   try {
