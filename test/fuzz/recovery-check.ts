@@ -92,6 +92,8 @@ export async function checkRecovery(input: {
   tally: RecoveryTally;
   /** Collects the refs this render offered. */
   seen?: Set<string>;
+  /** Originals of at least this many UTF-8 bytes must have a side file (`recall.spillThresholdBytes`). */
+  spill?: { thresholdBytes: number; isSpilled: (ref: string) => boolean };
   recall: Recall;
 }): Promise<string | undefined> {
   const untouched = new Set(input.raw);
@@ -104,6 +106,9 @@ export async function checkRecovery(input: {
     const got = await readAll(key, original.length, input.pageChars, input.recall);
     if ("error" in got) return `ref=${key}: ${got.error}`;
     if (got.text !== original) return `ref=${key}: recalled ${got.text.length} chars, the original has ${original.length} (not byte-exact)`;
+    if (input.spill && Buffer.byteLength(original, "utf8") >= input.spill.thresholdBytes && !input.spill.isSpilled(key)) {
+      return `ref=${key}: ${Buffer.byteLength(original, "utf8")} bytes, at or above the spill threshold ${input.spill.thresholdBytes}, but no side file was written`;
+    }
     input.tally.recovered.add(key);
   }
   return undefined;

@@ -158,6 +158,7 @@ class Runner {
       pageChars: this.settings.recall.pageChars,
       tally: this.tally,
       seen: this.offeredHere,
+      spill: { thresholdBytes: this.settings.recall.spillThresholdBytes, isSpilled: (ref) => engine.isSpilled(this.state, ref) },
       recall: this.recallOver(this.pi.branchMessages()),
     });
     if (failure) {

@@ -87,6 +87,14 @@ export async function summarizeWithFault(batches: readonly ToolBatch[], o: Summa
     trivialChars: o.settings.pruning.minBatchChars,
     cache: o.cache,
   });
+  // Every failure must fall back to the extractive summary, and only a failure may.
+  const failing = o.fault !== "ok" && o.fault !== "length";
+  for (const s of fromModel) {
+    if (s.skippedTrivial || s.aliasOf !== undefined) continue;
+    if (failing && (s.fallbackReason === undefined || s.source === "model")) throw new Error(`summarizer fault "${o.fault}" did not fall back (batch ${s.batchKey})`);
+    if (!failing && s.fallbackReason !== undefined) throw new Error(`a healthy summarizer fell back (${s.fallbackReason}) on batch ${s.batchKey}`);
+    if (s.source !== "raw" && s.text.trim() === "") throw new Error(`empty summary for batch ${s.batchKey} under fault "${o.fault}"`);
+  }
   let next = 0;
   return batches.map((b, i) => (mask[i] ? fromModel[next++] : summarizeExtractively(b)));
 }
