@@ -1,7 +1,8 @@
 /**
  * Every call whose output a keeper state hides from the render — stubbed results, aliased
- * duplicates, members of compressed chains — as captured calls, so the recall index can
- * hold each one the render offers by ref. (Batches sent to the summarizer are only part of
+ * duplicates, members of compressed chains — and every failed call whose purged arguments
+ * name its ref, as captured calls, so the recall index can hold each one the render offers
+ * by ref. (Batches sent to the summarizer are only part of
  * them: duplicates are aliased without a summary, and a collapsed chain also drops trivial
  * batches nobody summarized.)
  */
@@ -19,9 +20,16 @@ export function hiddenOutputKeys(state: KeeperState): Set<string> {
   return keys;
 }
 
-/** The calls of `messages` (the branch a flush planned on) whose output `state` hides, in branch order. */
+/** Occurrence keys whose ref the render offers: hidden outputs, and failed calls whose purged arguments name their ref. */
+export function offeredRefKeys(state: KeeperState): Set<string> {
+  const keys = hiddenOutputKeys(state);
+  for (const k of state.frontier.purgedErrorKeys) keys.add(k);
+  return keys;
+}
+
+/** The calls of `messages` (the branch a flush planned on) whose ref `state` offers at render, in branch order. */
 export function prunedCallsOf(messages: readonly ContextMessage[], state: KeeperState): CapturedCall[] {
-  const hidden = hiddenOutputKeys(state);
+  const hidden = offeredRefKeys(state);
   const out: CapturedCall[] = [];
   for (const c of pairToolCalls(messages).calls) {
     if (!hidden.has(c.key) || c.resultIndex === undefined) continue;

@@ -1,0 +1,269 @@
+/**
+ * The fuzzer's only door into the extension: render, flush, restore, compaction drop,
+ * recall and the seam, over plain data. Everything else in `test/fuzz/` talks to these
+ * functions, so moving to another engine (`src/engine/`'s `step(state, event)`) means
+ * rewriting this file alone.
+ *
+ * Today it composes what the live shell composes (`src/shell/flush-run.ts`,
+ * `flush-planning.ts`, `pruning-runtime.ts`, `cache-runtime.ts`), minus Pi and the clock:
+ * capture → summaries (injected) → plan (through cache discipline when it is on) → index the
+ * originals the new state hides → the entries to persist, recall delta first.
+ */
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { TTL_5M_MS } from "../../src/cache/pricing.ts";
+import type { WireRequestBody } from "../../src/cache/wire-types.ts";
+import { piCompactionPrimitives } from "../../src/compaction/pi-runtime.ts";
+import { prepareCompaction } from "../../src/compaction/prepare.ts";
+import { detectColdCache, type CacheKeySnapshot } from "../../src/discipline/cold-cache.ts";
+import { messageChars } from "../../src/discipline/history-view.ts";
+import { placeSeamAtFrozenBoundary, messagePrefixesOf, type PreviousSeam } from "../../src/discipline/seam-placement.ts";
+import { thinkingPolicyFor, type ModelIdentityInput } from "../../src/keeper/config.ts";
+import { planDisciplinedFlush, type DisciplineFacts } from "../../src/keeper/discipline.ts";
+import { budgetTriggerFires, captureForFlush, planKeeperFlush } from "../../src/keeper/flush.ts";
+import { keeperRender } from "../../src/keeper/render.ts";
+import { liveOccurrenceKeys } from "../../src/prune/occurrence.ts";
+import { prunedCallsOf } from "../../src/recall/pruned-calls.ts";
+import { CUSTOM_TYPE_RECALL, recallDelta, restoreRecallIndex } from "../../src/recall/recall-entries.ts";
+import { emptyRecallIndex, recordOriginals, type RecallIndex, type SpillWrite } from "../../src/recall/recall-index.ts";
+import { executeRecall, type RecallResult } from "../../src/recall/tool.ts";
+import type { ContextMessage } from "../../src/session/messages.ts";
+import type { KeeperSettings } from "../../src/settings/schema.ts";
+import { dropStateOutsideContext } from "../../src/state/drop-outside-context.ts";
+import { restoreState } from "../../src/state/entries.ts";
+import { emptyState, type KeeperState } from "../../src/state/schema.ts";
+import type { BatchSummary, ToolBatch } from "../../src/summarize/batch.ts";
+
+export type { DisciplineFacts, RecallResult, PreviousSeam };
+export type Model = ModelIdentityInput & { api: string };
+
+/** What one session runtime of the extension holds between events. */
+export interface EngineState {
+  keeper: KeeperState;
+  recall: RecallIndex;
+}
+
+/** A custom entry to append to the session, in order. */
+export interface PersistEntry {
+  customType: string;
+  data: unknown;
+}
+
+export function initialEngineState(): EngineState {
+  return { keeper: emptyState(), recall: emptyRecallIndex() };
+}
+
+export interface RenderInput {
+  messages: ContextMessage[];
+  state: EngineState;
+  settings: KeeperSettings;
+  model: Model;
+}
+
+/** The `context` hook's answer: the messages the request carries. */
+export function render(input: RenderInput): ContextMessage[] {
+  return keeperRender({ messages: input.messages, state: input.state.keeper, settings: input.settings, model: input.model });
+}
+
+/** Whether a flush does anything for this model (pruning on, or the thinking strip strips). */
+export function flushesActive(settings: KeeperSettings, model: Model): boolean {
+  return settings.enabled && (settings.pruning.enabled || thinkingPolicyFor(settings, model).strip);
+}
+
+export function budgetFires(input: { settings: KeeperSettings; contextTokens: number; tokensAtLastFlush: number; contextWindow: number }): boolean {
+  return budgetTriggerFires(input);
+}
+
+export interface FlushInput {
+  state: EngineState;
+  /** The context Pi would build now (compactions applied), ending with the closing message. */
+  branch: ContextMessage[];
+  settings: KeeperSettings;
+  model: Model;
+  now: number;
+  /** One summary per batch, in order (the summarizer effect, faults included). */
+  summarize: (batches: readonly ToolBatch[]) => Promise<BatchSummary[]>;
+  /** Cache facts at the flush; absent when cache discipline is off. */
+  discipline?: DisciplineFacts;
+  /** Where the side file of an original of `sha256` goes. */
+  spillPathFor: (sha256: string) => string;
+}
+
+export interface FlushOutput {
+  state: EngineState;
+  /** Entries to append, in this order (a crash may cut the list anywhere). */
+  entries: PersistEntry[];
+  /** Side files to write before any entry is appended. */
+  spills: SpillWrite[];
+  batches: number;
+}
+
+export async function flush(input: FlushInput): Promise<FlushOutput> {
+  const { settings, model, branch, now } = input;
+  const keeper = dropStateOutsideContext(input.state.keeper, liveOccurrenceKeys(branch));
+  const inputs = { state: keeper, branchMessages: branch, settings, model };
+  const capture = captureForFlush(inputs);
+  const summaries = await input.summarize(capture.batches);
+  const planWith = (boundaryHooks: Parameters<typeof planKeeperFlush>[0]["boundaryHooks"]) =>
+    planKeeperFlush({ ...inputs, summaries, now, ...(boundaryHooks ? { boundaryHooks } : {}) });
+  const plan =
+    settings.cache.discipline && input.discipline
+      ? planDisciplinedFlush({
+          cache: settings.cache,
+          facts: input.discipline,
+          now,
+          label: `fuzz flush ${keeper.stats.flushes + 1}`,
+          plan: (hooks) => planWith(hooks),
+          render: (messages, s) => keeperRender({ messages, state: s, settings, model }),
+        }).plan
+      : planWith(undefined);
+  const recorded = recordOriginals(input.state.recall, {
+    calls: [...capture.batches.flatMap((b) => b.calls), ...prunedCallsOf(branch, plan.nextState)],
+    spill: { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => input.spillPathFor(sha) },
+  });
+  const delta = recallDelta(input.state.recall, recorded.index);
+  const entries: PersistEntry[] = [
+    ...(delta ? [{ customType: CUSTOM_TYPE_RECALL, data: delta }] : []),
+    ...plan.entriesToPersist.map((e) => ({ customType: e.customType, data: e.data })),
+  ];
+  return { state: { keeper: plan.nextState, recall: recorded.index }, entries, spills: recorded.spills, batches: capture.batches.length };
+}
+
+/**
+ * Before a render, when the cache is already lost and cache discipline is on: apply what
+ * waits, without the summarizer (as `src/shell/cold-replan.ts`). Undefined when nothing
+ * changes history.
+ */
+export function coldReplan(input: { state: EngineState; branch: ContextMessage[]; settings: KeeperSettings; model: Model; now: number; facts: DisciplineFacts }): { state: EngineState; entries: PersistEntry[] } | undefined {
+  const { settings, model, branch, now, state } = input;
+  if (!flushesActive(settings, model) || !settings.cache.discipline || !input.facts.cold) return undefined;
+  const plan = planDisciplinedFlush({
+    cache: settings.cache,
+    facts: input.facts,
+    now,
+    label: `fuzz flush ${state.keeper.stats.flushes + 1} (cold)`,
+    plan: (boundaryHooks) => planKeeperFlush({ state: state.keeper, branchMessages: branch, settings, model, summaries: [], now, boundaryHooks }),
+    render: (messages, s) => keeperRender({ messages, state: s, settings, model }),
+  }).plan;
+  if (plan.nextState.stats.rewritesCaused === state.keeper.stats.rewritesCaused) return undefined;
+  const recorded = recordOriginals(state.recall, { calls: prunedCallsOf(branch, plan.nextState) });
+  const delta = recallDelta(state.recall, recorded.index);
+  const entries: PersistEntry[] = [
+    ...(delta ? [{ customType: CUSTOM_TYPE_RECALL, data: delta }] : []),
+    ...plan.entriesToPersist.map((e) => ({ customType: e.customType, data: e.data })),
+  ];
+  return { state: { keeper: plan.nextState, recall: recorded.index }, entries };
+}
+
+/** Session start or `/tree`: the state rebuilt from the branch's entries alone. */
+export function restore(input: { branchEntries: readonly unknown[]; context: readonly ContextMessage[] }): { state: EngineState; diagnostics: string[] } {
+  const restored = restoreState(input.branchEntries);
+  const recall = restoreRecallIndex(input.branchEntries);
+  return {
+    state: { keeper: dropStateOutsideContext(restored.state, liveOccurrenceKeys(input.context)), recall: recall.index },
+    diagnostics: [...restored.diagnostics, ...recall.diagnostics],
+  };
+}
+
+/** `session_compact`: forget what left the context. */
+export function afterCompaction(state: EngineState, context: readonly ContextMessage[]): EngineState {
+  return { ...state, keeper: dropStateOutsideContext(state.keeper, liveOccurrenceKeys(context)) };
+}
+
+/** `keeper_recall` as the model calls it. */
+export function recall(input: {
+  state: EngineState;
+  ref: string;
+  offset?: number;
+  limit?: number;
+  branchMessages: readonly ContextMessage[];
+  readSpill: (path: string) => Promise<string>;
+}): Promise<RecallResult> {
+  return executeRecall({
+    params: { ref: input.ref, ...(input.offset !== undefined ? { offset: input.offset } : {}), ...(input.limit !== undefined ? { limit: input.limit } : {}) },
+    store: input.state.recall,
+    branchMessages: input.branchMessages,
+    readSpill: input.readSpill,
+  });
+}
+
+/** Whether the recall index keeps a side file of this ref's original. */
+export function isSpilled(state: EngineState, ref: string): boolean {
+  return state.recall.entries[ref]?.spillPath !== undefined;
+}
+
+/** Occurrence keys whose output a state hides or points at by ref. */
+export function hiddenKeys(state: EngineState): Set<string> {
+  const f = state.keeper.frontier;
+  const keys = new Set<string>([...f.stubbedKeys, ...Object.keys(f.aliases), ...f.purgedErrorKeys]);
+  for (const chain of f.compressedChains) for (const k of chain.memberKeys) keys.add(k);
+  return keys;
+}
+
+/** The `before_provider_request` seam, as the live cache runtime places it. */
+export function placeSeam(input: {
+  body: WireRequestBody;
+  rendered: readonly ContextMessage[];
+  state: EngineState;
+  settings: KeeperSettings;
+  model: Model;
+  previous?: PreviousSeam;
+}): { body: WireRequestBody; seam: number; carried: PreviousSeam } {
+  const { settings, body } = input;
+  if (!settings.enabled || !settings.cache.discipline || !settings.cache.seam || input.model.api !== "anthropic-messages") {
+    return { body, seam: -1, carried: { seamMessageIndex: -1, messagePrefixes: [] } };
+  }
+  const placed = placeSeamAtFrozenBoundary({
+    body,
+    rendered: input.rendered,
+    frozenThroughTimestamp: input.state.keeper.frontier.frozenThroughTimestamp,
+    api: input.model.api,
+    modelId: input.model.id,
+    ...(input.previous ? { previous: input.previous } : {}),
+  });
+  return {
+    body: placed.body,
+    seam: placed.seam,
+    carried: { seamMessageIndex: Math.min(placed.seam, placed.body.messages.length - 1), messagePrefixes: messagePrefixesOf(placed.body) },
+  };
+}
+
+/** Estimated tokens of a context (characters / 4, Pi's estimate), memoized per message. */
+export function contextTokens(messages: readonly ContextMessage[]): number {
+  let chars = 0;
+  for (const m of messages) chars += messageChars(m);
+  return Math.ceil(chars / 4);
+}
+
+/** What the cache was keyed on at a request. */
+export type CacheKey = CacheKeySnapshot;
+
+/** The cache facts a flush decides with, as the live cache runtime derives them (5-minute TTL). */
+export function cacheFacts(input: {
+  requestTimes: readonly number[];
+  previous: CacheKey | undefined;
+  current: CacheKey;
+  /** Pi compacted since the last request (the next one writes everything anyway). */
+  compacted: boolean;
+  contextTokens: number;
+  contextWindow: number;
+  seamActive: boolean;
+}): DisciplineFacts {
+  const verdict = detectColdCache({ previous: input.previous, current: input.current, ttlMs: TTL_5M_MS });
+  return {
+    requestTimes: input.requestTimes,
+    cold: verdict.cold || input.compacted,
+    ttl: "5m",
+    ttlMs: TTL_5M_MS,
+    context: { tokens: input.contextTokens, window: input.contextWindow },
+    seamActive: input.seamActive,
+  };
+}
+
+export const CACHE_TTL_MS = TTL_5M_MS;
+
+/** Where a compaction of this branch cuts (Pi's preparation, as the extension rebuilds it), if it has anything to compact. */
+export function compactionCut(branch: SessionEntry[], keepRecentTokens: number): { firstKeptEntryId: string; tokensBefore: number; summarized: number } | undefined {
+  const prep = prepareCompaction(branch, { enabled: true, reserveTokens: 1_000, keepRecentTokens }, piCompactionPrimitives);
+  if (!prep) return undefined;
+  return { firstKeptEntryId: prep.firstKeptEntryId, tokensBefore: prep.tokensBefore, summarized: prep.messagesToSummarize.length + prep.turnPrefixMessages.length };
+}
