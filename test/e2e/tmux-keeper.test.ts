@@ -15,7 +15,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startFakeAnthropic } from "../support/fake-anthropic/server.ts";
-import { BUN_BIN, PI_CLI, REPO_ROOT } from "../support/pi-runner.ts";
+import { PI_CLI, REPO_ROOT, piRuntime } from "../support/pi-runner.ts";
 import { childEnv, createPiWorkspace, writeAgentConfig, type PiWorkspace } from "../support/scenario-workspace.ts";
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
@@ -69,7 +69,7 @@ describe.skipIf(!hasTmux)("/keeper in a real terminal (tmux)", () => {
       .join("\n");
     writeFileSync(
       script,
-      `#!/bin/sh\n${exports}\ncd '${workspace.cwd}'\nexec '${BUN_BIN}' '${PI_CLI}' --no-extensions --no-context-files --no-skills --no-prompt-templates -e '${REPO_ROOT}'\n`,
+      `#!/bin/sh\n${exports}\ncd '${workspace.cwd}'\nexec '${piRuntime().command}' '${PI_CLI}' --no-extensions --no-context-files --no-skills --no-prompt-templates -e '${REPO_ROOT}'\n`,
     );
     chmodSync(script, 0o755);
     const started = tmux("new-session", "-d", "-s", SESSION, "-x", "180", "-y", "50", script);
