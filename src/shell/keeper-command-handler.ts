@@ -31,6 +31,8 @@ export interface KeeperCommandDeps {
   activate(ctx: ExtensionContext): void;
   /** Settings changed: redraw the status line. */
   refreshStatus(ctx: ExtensionContext): void;
+  /** Estimated tokens the last render kept out of the request (the status line's figure). */
+  prunedTokens(): number;
   report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error"): void;
 }
 
@@ -161,6 +163,7 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
             overrides: deps.settings.overrides(),
             warnings: warning ? [warning] : [],
             sections: sections(ctx),
+            live: { contextTokens: ctx.getContextUsage()?.tokens ?? undefined, prunedTokens: deps.prunedTokens() },
           }),
           "info",
         );

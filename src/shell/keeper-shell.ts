@@ -77,7 +77,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
     if (!active.includes(RECALL_TOOL_NAME)) pi.setActiveTools([...active, RECALL_TOOL_NAME]);
     cache.restore(ctx, contextMessagesOf(ctx));
   };
-  const command = createKeeperCommand({ settings: store, pruning, cache, activate, refreshStatus: (ctx) => statusLine.refresh(ctx), report });
+  const command = createKeeperCommand({ settings: store, pruning, cache, activate, refreshStatus: (ctx) => statusLine.refresh(ctx), prunedTokens: () => statusLine.prunedTokens(), report });
 
   return {
     settings,

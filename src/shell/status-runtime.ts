@@ -23,6 +23,8 @@ export interface StatusRuntime {
   progress(ctx: ExtensionContext, text: string | undefined): void;
   /** Re-read Pi's context figure (an answer arrived, a turn ended, settings changed). */
   refresh(ctx: ExtensionContext): void;
+  /** Estimated tokens the last render kept out of the request. */
+  prunedTokens(): number;
 }
 
 const tokensOf = (m: ContextMessage): number => estimateTokens(m as Parameters<typeof estimateTokens>[0]);
@@ -76,5 +78,6 @@ export function createStatusRuntime(deps: StatusRuntimeDeps): StatusRuntime {
       show(ctx);
     },
     refresh: show,
+    prunedTokens: () => pruned,
   };
 }

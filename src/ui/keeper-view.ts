@@ -26,6 +26,16 @@ export interface KeeperViewInput {
   warnings?: string[];
   /** Sections contributed by features (thinking strip, pruning...); shown only when enabled. */
   sections: KeeperStatusSection[];
+  /** The status line's figures: Pi's context estimate and what the keeper keeps out of it. */
+  live?: { contextTokens: number | undefined; prunedTokens: number };
+}
+
+const int = (n: number): string => Math.round(n).toLocaleString("en-US");
+
+function liveLine(live: NonNullable<KeeperViewInput["live"]>): string {
+  const ctx = live.contextTokens === undefined ? "context size not known yet (no answer since the last compaction)" : `${int(live.contextTokens)} tokens in context (Pi's estimate)`;
+  const pruned = live.prunedTokens > 0 ? `≈ ${int(live.prunedTokens)} tokens kept out of each request by pruning` : "nothing pruned yet";
+  return `now: ${ctx}; ${pruned}`;
 }
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -73,6 +83,7 @@ function layerValue(input: KeeperViewInput, path: string): PartialSettings {
 
 export function formatKeeperView(input: KeeperViewInput): string {
   const lines: string[] = [headline(input)];
+  if (input.live && input.settings.enabled) lines.push(liveLine(input.live));
   const overrideCount = overrideLeaves(input.overrides ?? {}).length;
   // A file that was read but sets nothing of ours is not a source worth naming.
   const setting = input.layers ? input.layers.filter((l) => Object.keys(l.partial).length > 0).map((l) => l.source) : input.sources;

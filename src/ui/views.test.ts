@@ -23,6 +23,8 @@ describe("/keeper marks what differs from the defaults", () => {
     expect(text).toContain("settings: all defaults");
     expect(text).not.toContain("pruning.minBatchChars");
     expect(text).toContain("pruning:\n  x");
+    const live = formatKeeperView({ settings: DEFAULT_SETTINGS, sources: [], diagnostics: [], sections: [], live: { contextTokens: 41_234, prunedTokens: 50_400 } });
+    expect(live.split("\n")[1]).toBe("now: 41,234 tokens in context (Pi's estimate); ≈ 50,400 tokens kept out of each request by pruning");
   });
 
   test("file values and session overrides are listed with their origin; the rest is hidden", () => {
