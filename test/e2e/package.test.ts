@@ -160,8 +160,16 @@ describe.skipIf(!hasTmux)("the installed package in a real terminal", () => {
     tmux("send-keys", "-t", "pi", "-l", "/keeper");
     await Bun.sleep(500);
     tmux("send-keys", "-t", "pi", "Enter");
-    const after = await waitScreen((s) => s.includes("effective settings:"), 30_000);
+    await waitScreen((s) => s.includes("context-keeper: enabled"), 60_000);
+    // then the whole /keeper text: the screen stops changing
+    let after = screen();
+    for (let i = 0; i < 20; i++) {
+      await Bun.sleep(1000);
+      const next = screen();
+      if (next === after) break;
+      after = next;
+    }
     expect(after).toContain("context-keeper: enabled");
-    expect(after).toContain("thinkingStrip.mode");
+    expect(after).toContain("settings from:");
   }, 150_000);
 });
