@@ -10,10 +10,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createPiWorkspace, PI_CLI, piRuntime, REPO_ROOT, runPi, type PiWorkspace } from "../support/pi-runner.ts";
 import { childEnv, writeAgentConfig } from "../support/scenario-workspace.ts";
+import { syntheticSession } from "../support/report/arms-fixtures.ts";
 
 const PKG = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { name: string; version: string };
 /** Pi's built-in extensions, off so that only the installed package adds anything. */
@@ -22,7 +23,7 @@ const NO_BUILTINS = ["-builtin:mcp", "-builtin:codemode", "-builtin:tool-search"
 let ws: PiWorkspace;
 let tarball: string;
 let packedFiles: string[] = [];
-afterAll(() => ws?.cleanup());
+afterAll(() => ws?.cleanup(), 120_000);
 
 function npmCache(): string {
   const r = spawnSync("npm", ["config", "get", "cache"], { encoding: "utf8" });
@@ -94,12 +95,41 @@ describe("the packed package", () => {
   }, 120_000);
 });
 
+test("the report CLI of the unpacked package runs without bun, through Pi's jiti, under Node >= 22.19", () => {
+  const runtime = piRuntime();
+  if (runtime.kind !== "node") {
+    console.error("[package.test] no Node >= 22.19: the report CLI check is skipped");
+    return;
+  }
+  // As `npx -p pi-context-keeper -p @earendil-works/pi-coding-agent` lays it out: the package,
+  // its dependency, and Pi with its own dependencies (here: links into this clone's install).
+  const modules = join(ws.root, "cli-user", "node_modules");
+  const pkgDir = join(modules, PKG.name);
+  mkdirSync(pkgDir, { recursive: true });
+  expect(spawnSync("tar", ["xzf", tarball, "-C", pkgDir, "--strip-components=1"]).status).toBe(0);
+  for (const dep of ["@earendil-works", "zod", "typebox"]) symlinkSync(join(REPO_ROOT, "node_modules", dep), join(modules, dep));
+  expect(existsSync(join(pkgDir, "node_modules"))).toBe(false);
+  const session = join(ws.root, "cli-user", "s.jsonl");
+  writeFileSync(session, syntheticSession({ prompts: 2, callsPerPrompt: 2, outputChars: 4000 }));
+  const bin = join(pkgDir, "bin", "pi-context-keeper.mjs");
+  const env = { ...childEnv(ws), PATH: "/usr/bin:/bin" };
+  const cli = (...args: string[]) => spawnSync(runtime.command, [bin, ...args], { cwd: join(ws.root, "cli-user"), env, encoding: "utf8", timeout: 300_000 });
+  const version = cli("--version");
+  expect(version.stdout).toBe(`pi-context-keeper ${PKG.version}\n`);
+  const missing = cli("report", "nope.jsonl");
+  expect(missing.status).toBe(2);
+  expect(missing.stderr).toContain("cannot read");
+  const report = cli("report", session, "--arms", "keeper", "--json", "--no-chart");
+  expect(report.status).toBe(0);
+  expect(JSON.parse(report.stdout).sessions[0].requests).toBeGreaterThan(0);
+}, 600_000);
+
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 if (!hasTmux) console.error("[package.test] tmux not found: the terminal check is skipped");
 
 describe.skipIf(!hasTmux)("the installed package in a real terminal", () => {
-  const socket = `pick-${process.pid}`;
-  const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+  // A socket inside the workspace, so nothing is left in tmux's shared directory.
+  const tmux = (...args: string[]) => spawnSync("tmux", ["-S", join(ws.root, "tmux.sock"), ...args], { encoding: "utf8" });
   const screen = () => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "pi").stdout;
   async function waitScreen(pred: (s: string) => boolean, ms: number): Promise<string> {
     const until = Date.now() + ms;
@@ -110,7 +140,7 @@ describe.skipIf(!hasTmux)("the installed package in a real terminal", () => {
     }
     return s;
   }
-  afterAll(() => tmux("kill-server"));
+  afterAll(() => void tmux("kill-server"), 60_000);
 
   test("Pi lists the extension by the package name, and /keeper prints its settings", async () => {
     const settings = JSON.parse(readFileSync(join(ws.agentDir, "settings.json"), "utf8")) as { packages: unknown[] };
@@ -130,8 +160,16 @@ describe.skipIf(!hasTmux)("the installed package in a real terminal", () => {
     tmux("send-keys", "-t", "pi", "-l", "/keeper");
     await Bun.sleep(500);
     tmux("send-keys", "-t", "pi", "Enter");
-    const after = await waitScreen((s) => s.includes("effective settings:"), 30_000);
+    await waitScreen((s) => s.includes("context-keeper: enabled"), 60_000);
+    // then the whole /keeper text: the screen stops changing
+    let after = screen();
+    for (let i = 0; i < 20; i++) {
+      await Bun.sleep(1000);
+      const next = screen();
+      if (next === after) break;
+      after = next;
+    }
     expect(after).toContain("context-keeper: enabled");
-    expect(after).toContain("thinkingStrip.mode");
+    expect(after).toContain("settings from:");
   }, 150_000);
 });

@@ -66,13 +66,26 @@ export function outDirProblem(outDir: string, inputs: readonly string[], session
   return undefined;
 }
 
+/**
+ * pi-ai's bundled model data: beside its resolved entry (`dist/index.js` → `dist/providers/data`),
+ * which finds it in a clone and in a registry install (where pi-ai sits beside this package),
+ * else under `root`'s node_modules.
+ */
+export function piAiModelDataDir(root = REPO_ROOT): string {
+  try {
+    return join(dirname(fileURLToPath(import.meta.resolve("@earendil-works/pi-ai"))), "providers", "data");
+  } catch {
+    return join(root, "node_modules", "@earendil-works", "pi-ai", "dist", "providers", "data");
+  }
+}
+
 /** A lookup of context windows from pi-ai's model data (200k when unknown). */
-export function contextWindowLookup(root = REPO_ROOT): (info: { provider: string; model: string }) => number {
+export function contextWindowLookup(dataDir = piAiModelDataDir()): (info: { provider: string; model: string }) => number {
   const cache = new Map<string, Record<string, { id?: string; contextWindow?: number }>>();
   const load = (provider: string) => {
     if (cache.has(provider)) return cache.get(provider)!;
     let models: Record<string, { id?: string; contextWindow?: number }> = {};
-    const path = join(root, "node_modules", "@earendil-works", "pi-ai", "dist", "providers", "data", `${provider.replace(/[^a-z0-9-]/gi, "")}.json`);
+    const path = join(dataDir, `${provider.replace(/[^a-z0-9-]/gi, "")}.json`);
     try {
       if (existsSync(path)) {
         const data = JSON.parse(readFileSync(path, "utf8")) as Record<string, Record<string, { id?: string; contextWindow?: number }>>;
