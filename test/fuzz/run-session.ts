@@ -31,6 +31,8 @@ export interface SessionTotals {
   treeMoves: number;
   /** Spilled originals recovered from their side file after a compaction took them out of view. */
   spillRecoveries: number;
+  /** Offered originals at or above the spill threshold without a side file (known open: the cold re-plan). */
+  unspilled: number;
   /** Re-plans at a render because the cache was already lost. */
   coldReplans: number;
 }
@@ -50,7 +52,7 @@ export class FuzzViolation extends Error {
 }
 
 export function emptyTotals(): SessionTotals {
-  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, spillRecoveries: 0, coldReplans: 0 };
+  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, spillRecoveries: 0, unspilled: 0, coldReplans: 0 };
 }
 
 const tokensOf = engine.contextTokens;
@@ -66,7 +68,7 @@ class Runner {
   thinking: string;
   settings: KeeperSettings;
   totals = emptyTotals();
-  tally: RecoveryTally = { offered: new Set(), recovered: new Set(), fromSpill: new Set() };
+  tally: RecoveryTally = { offered: new Set(), recovered: new Set(), fromSpill: new Set(), unspilled: new Set() };
   /** Refs offered on the current branch (since the last `/tree` move). */
   offeredHere = new Set<string>();
   // What one runtime of the extension holds in memory (lost on restart).
@@ -86,7 +88,10 @@ class Runner {
   outputByPath = new Map<number, string>();
   prompts = 0;
 
-  constructor(readonly script: SessionScript) {
+  constructor(
+    readonly script: SessionScript,
+    readonly options: RunOptions,
+  ) {
     this.settings = settingsOf(script.settings);
     this.model = MODELS[script.startModel];
     this.thinking = script.startThinking;
@@ -158,7 +163,7 @@ class Runner {
       pageChars: this.settings.recall.pageChars,
       tally: this.tally,
       seen: this.offeredHere,
-      spill: { thresholdBytes: this.settings.recall.spillThresholdBytes, isSpilled: (ref) => engine.isSpilled(this.state, ref) },
+      spill: { thresholdBytes: this.settings.recall.spillThresholdBytes, isSpilled: (ref) => engine.isSpilled(this.state, ref), strict: this.options.strictSpill === true },
       recall: this.recallOver(this.pi.branchMessages()),
     });
     if (failure) {
@@ -375,19 +380,25 @@ class Runner {
   }
 }
 
+export interface RunOptions {
+  /** An offered original at or above the spill threshold without a side file is a violation (default: counted only). */
+  strictSpill?: boolean;
+}
+
 export interface SessionOutcome {
   totals: SessionTotals;
   violation?: Violation;
 }
 
 /** Run a script to its end or to its first violation (a broken rule, or anything thrown). */
-export async function runSession(script: SessionScript): Promise<SessionOutcome> {
-  const runner = new Runner(script);
+export async function runSession(script: SessionScript, options: RunOptions = {}): Promise<SessionOutcome> {
+  const runner = new Runner(script, options);
   let index = 0;
   const done = () => {
     runner.totals.refsOffered = runner.tally.offered.size;
     runner.totals.refsRecovered = runner.tally.recovered.size;
     runner.totals.spillRecoveries = runner.tally.fromSpill.size;
+    runner.totals.unspilled = runner.tally.unspilled.size;
     return runner.totals;
   };
   try {
