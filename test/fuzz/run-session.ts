@@ -19,41 +19,9 @@ import type { Action, CallScript, SessionScript, StepScript } from "./session-sc
 import { settingsOf } from "./settings-extremes.ts";
 import { summarizeWithFault } from "./summarizer-faults.ts";
 import { checkRequest, requestBody } from "./wire-check.ts";
+import { FuzzViolation, emptyTotals, type RunOptions, type SessionTotals, type Violation } from "./outcome.ts";
 
-export interface SessionTotals {
-  requests: number;
-  flushes: number;
-  refsOffered: number;
-  refsRecovered: number;
-  restarts: number;
-  faults: number;
-  compactions: number;
-  treeMoves: number;
-  /** Spilled originals recovered from their side file after a compaction took them out of view. */
-  spillRecoveries: number;
-  /** Offered originals at or above the spill threshold without a side file (known open: the cold re-plan). */
-  unspilled: number;
-  /** Re-plans at a render because the cache was already lost. */
-  coldReplans: number;
-}
-
-export interface Violation {
-  /** Index of the action in the script. */
-  action: number;
-  /** Requests checked before the one that broke (or the step that broke). */
-  request: number;
-  rule: string;
-}
-
-export class FuzzViolation extends Error {
-  constructor(readonly rule: string) {
-    super(rule);
-  }
-}
-
-export function emptyTotals(): SessionTotals {
-  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, spillRecoveries: 0, unspilled: 0, coldReplans: 0 };
-}
+export { emptyTotals, type RunOptions, type SessionTotals, type Violation };
 
 const tokensOf = engine.contextTokens;
 const SPILL_DIR = "/fuzz/session.jsonl.keeper";
@@ -378,11 +346,6 @@ class Runner {
         return this.flush("manual");
     }
   }
-}
-
-export interface RunOptions {
-  /** An offered original at or above the spill threshold without a side file is a violation (default: counted only). */
-  strictSpill?: boolean;
 }
 
 export interface SessionOutcome {
