@@ -70,4 +70,10 @@ async function main(args: string[]): Promise<number> {
   return 1;
 }
 
-if (import.meta.main) process.exit(await main(process.argv.slice(2)));
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2)).catch((error: unknown) => {
+    console.error(`fuzz: ${error instanceof Error ? error.message : String(error)}`);
+    return 2;
+  });
+  process.exit(code);
+}
