@@ -3,7 +3,7 @@
  * failing one to a minimal script with fast-check (replaying its run path from the seed).
  */
 import fc from "fast-check";
-import { emptyTotals, runSession, type SessionTotals, type Violation } from "./run-session.ts";
+import { emptyTotals, runSession, type RunOptions, type SessionTotals, type Violation } from "./run-session.ts";
 import { sessionScript, type SessionScript } from "./session-script.ts";
 
 export interface FuzzTotals extends SessionTotals {
@@ -23,6 +23,10 @@ export interface FuzzFailure {
   script: SessionScript;
   /** The violation of the script before shrinking. */
   original: Violation;
+  /** The run options the failure needs (a known-open check made strict). */
+  options?: RunOptions;
+  /** Set while the bug is open: the fixture must still reproduce it. */
+  open?: string;
 }
 
 export interface FuzzOptions {
@@ -30,6 +34,7 @@ export interface FuzzOptions {
   seed: number;
   /** Shrink the first failure (slower). Default true. */
   shrink?: boolean;
+  run?: RunOptions;
   onProgress?: (done: number, totals: FuzzTotals) => void;
 }
 
@@ -37,11 +42,11 @@ function add(into: FuzzTotals, t: SessionTotals): void {
   for (const key of Object.keys(t) as (keyof SessionTotals)[]) into[key] += t[key];
 }
 
-/** The first violation fast-check shrinks the failing run to. */
-async function shrink(seed: number, runIndex: number, original: Violation): Promise<FuzzFailure> {
+/** The first violation fast-check shrinks run `runIndex` of `seed` to. */
+export async function shrinkRun(seed: number, runIndex: number, original: Violation, options: RunOptions = {}): Promise<FuzzFailure> {
   let last: Violation = original;
   const property = fc.asyncProperty(sessionScript, async (script) => {
-    const outcome = await runSession(script);
+    const outcome = await runSession(script, options);
     if (outcome.violation) last = outcome.violation;
     return outcome.violation === undefined;
   });
@@ -49,16 +54,16 @@ async function shrink(seed: number, runIndex: number, original: Violation): Prom
   const script = details.counterexample?.[0];
   if (!details.failed || !script) throw new Error(`run ${runIndex} of seed ${seed} no longer fails when replayed`);
   // The last failing call of the property was the shrunk case; run it again for its own violation.
-  const final = await runSession(script);
-  return { seed, path: details.counterexamplePath ?? String(runIndex), violation: final.violation ?? last, script, original };
+  const final = await runSession(script, options);
+  return { seed, path: details.counterexamplePath ?? String(runIndex), violation: final.violation ?? last, script, original, ...(Object.keys(options).length > 0 ? { options } : {}) };
 }
 
-export async function fuzzSessions(options: FuzzOptions): Promise<{ totals: FuzzTotals; failure?: FuzzFailure }> {
+export async function fuzzSessions(options: FuzzOptions): Promise<{ totals: FuzzTotals; first?: { index: number; violation: Violation }; failure?: FuzzFailure }> {
   const totals: FuzzTotals = { sessions: 0, failed: 0, refused: 0, ...emptyTotals() };
   let first: { index: number; violation: Violation } | undefined;
   let index = 0;
   const property = fc.asyncProperty(sessionScript, async (script) => {
-    const outcome = await runSession(script);
+    const outcome = await runSession(script, options.run);
     totals.sessions++;
     add(totals, outcome.totals);
     if (outcome.violation) {
@@ -71,6 +76,6 @@ export async function fuzzSessions(options: FuzzOptions): Promise<{ totals: Fuzz
     return true;
   });
   await fc.assert(property, { seed: options.seed, numRuns: options.sessions });
-  if (!first || options.shrink === false) return { totals };
-  return { totals, failure: await shrink(options.seed, first.index, first.violation) };
+  if (!first || options.shrink === false) return { totals, ...(first ? { first } : {}) };
+  return { totals, first, failure: await shrinkRun(options.seed, first.index, first.violation, options.run) };
 }

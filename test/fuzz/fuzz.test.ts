@@ -15,8 +15,8 @@ const CI_SESSIONS = 200;
 
 describe("session fuzzer", () => {
   test(`a fixed-seed sample of ${CI_SESSIONS} sessions: nothing refused, every offered original recovered`, async () => {
-    const { totals, failure } = await fuzzSessions({ sessions: CI_SESSIONS, seed: CI_SEED, shrink: false });
-    expect(failure).toBeUndefined();
+    const { totals, first } = await fuzzSessions({ sessions: CI_SESSIONS, seed: CI_SEED, shrink: false });
+    expect(first?.violation).toBeUndefined();
     expect(totals.failed).toBe(0);
     expect(totals.refused).toBe(0);
     expect(totals.refsRecovered).toBe(totals.refsOffered);
@@ -31,10 +31,12 @@ describe("session fuzzer", () => {
   }, 300_000);
 
   const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith(".json"));
-  test.each(fixtures)("regression fixture %s replays without a violation", async (file) => {
+  test.each(fixtures)("fixture %s: fixed bugs replay clean, open ones still reproduce", async (file) => {
     const fixture = JSON.parse(readFileSync(join(FIXTURES, file), "utf8")) as FuzzFailure;
-    const outcome = await runSession(fixture.script);
-    expect(outcome.violation).toBeUndefined();
+    const outcome = await runSession(fixture.script, fixture.options);
+    // An open fixture that no longer fails means the bug was fixed: drop its `open` field.
+    if (fixture.open) expect(outcome.violation?.rule).toBe(fixture.violation.rule);
+    else expect(outcome.violation).toBeUndefined();
   });
 });
 
@@ -77,7 +79,7 @@ describe("the fuzzer's checks catch what they claim to", () => {
 
   test("a recall that returns other bytes is reported", async () => {
     const stub = { ...raw[2], content: [{ type: "text", text: "[context-keeper] output pruned — recall with keeper_recall ref=toolu_000001@2#0." }] } as ContextMessage;
-    const tally = { offered: new Set<string>(), recovered: new Set<string>(), fromSpill: new Set<string>() };
+    const tally = { offered: new Set<string>(), recovered: new Set<string>(), fromSpill: new Set<string>(), unspilled: new Set<string>() };
     const failure = await checkRecovery({
       raw,
       rendered: [raw[0], raw[1], stub],

@@ -19,39 +19,9 @@ import type { Action, CallScript, SessionScript, StepScript } from "./session-sc
 import { settingsOf } from "./settings-extremes.ts";
 import { summarizeWithFault } from "./summarizer-faults.ts";
 import { checkRequest, requestBody } from "./wire-check.ts";
+import { FuzzViolation, emptyTotals, type RunOptions, type SessionTotals, type Violation } from "./outcome.ts";
 
-export interface SessionTotals {
-  requests: number;
-  flushes: number;
-  refsOffered: number;
-  refsRecovered: number;
-  restarts: number;
-  faults: number;
-  compactions: number;
-  treeMoves: number;
-  /** Spilled originals recovered from their side file after a compaction took them out of view. */
-  spillRecoveries: number;
-  /** Re-plans at a render because the cache was already lost. */
-  coldReplans: number;
-}
-
-export interface Violation {
-  /** Index of the action in the script. */
-  action: number;
-  /** Requests checked before the one that broke (or the step that broke). */
-  request: number;
-  rule: string;
-}
-
-export class FuzzViolation extends Error {
-  constructor(readonly rule: string) {
-    super(rule);
-  }
-}
-
-export function emptyTotals(): SessionTotals {
-  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, spillRecoveries: 0, coldReplans: 0 };
-}
+export { emptyTotals, type RunOptions, type SessionTotals, type Violation };
 
 const tokensOf = engine.contextTokens;
 const SPILL_DIR = "/fuzz/session.jsonl.keeper";
@@ -66,7 +36,7 @@ class Runner {
   thinking: string;
   settings: KeeperSettings;
   totals = emptyTotals();
-  tally: RecoveryTally = { offered: new Set(), recovered: new Set(), fromSpill: new Set() };
+  tally: RecoveryTally = { offered: new Set(), recovered: new Set(), fromSpill: new Set(), unspilled: new Set() };
   /** Refs offered on the current branch (since the last `/tree` move). */
   offeredHere = new Set<string>();
   // What one runtime of the extension holds in memory (lost on restart).
@@ -86,7 +56,10 @@ class Runner {
   outputByPath = new Map<number, string>();
   prompts = 0;
 
-  constructor(readonly script: SessionScript) {
+  constructor(
+    readonly script: SessionScript,
+    readonly options: RunOptions,
+  ) {
     this.settings = settingsOf(script.settings);
     this.model = MODELS[script.startModel];
     this.thinking = script.startThinking;
@@ -158,7 +131,7 @@ class Runner {
       pageChars: this.settings.recall.pageChars,
       tally: this.tally,
       seen: this.offeredHere,
-      spill: { thresholdBytes: this.settings.recall.spillThresholdBytes, isSpilled: (ref) => engine.isSpilled(this.state, ref) },
+      spill: { thresholdBytes: this.settings.recall.spillThresholdBytes, isSpilled: (ref) => engine.isSpilled(this.state, ref), strict: this.options.strictSpill === true },
       recall: this.recallOver(this.pi.branchMessages()),
     });
     if (failure) {
@@ -381,13 +354,14 @@ export interface SessionOutcome {
 }
 
 /** Run a script to its end or to its first violation (a broken rule, or anything thrown). */
-export async function runSession(script: SessionScript): Promise<SessionOutcome> {
-  const runner = new Runner(script);
+export async function runSession(script: SessionScript, options: RunOptions = {}): Promise<SessionOutcome> {
+  const runner = new Runner(script, options);
   let index = 0;
   const done = () => {
     runner.totals.refsOffered = runner.tally.offered.size;
     runner.totals.refsRecovered = runner.tally.recovered.size;
     runner.totals.spillRecoveries = runner.tally.fromSpill.size;
+    runner.totals.unspilled = runner.tally.unspilled.size;
     return runner.totals;
   };
   try {
