@@ -41,6 +41,11 @@ export interface AnalyzerOptions {
    * still key the prefix). Default "billed".
    */
   closedCycleThinking: "billed" | "dropped";
+  /**
+   * Fixed tokens every request carries beyond its blocks (provider framing, an unknown prompt),
+   * counted on the first block; from a per-session fit (estimator-fit.ts). Default 0.
+   */
+  promptOverheadTokens: number;
   /** Request indices before which every cache entry is dropped (restart, prompt change). */
   invalidateBefore: ReadonlySet<number>;
   /**
@@ -65,6 +70,7 @@ export const DEFAULT_ANALYZER_OPTIONS: AnalyzerOptions = {
   minCacheableTokens: 1024,
   lookbackBlocks: 20,
   closedCycleThinking: "billed",
+  promptOverheadTokens: 0,
   invalidateBefore: new Set(),
 };
 
@@ -117,7 +123,7 @@ export interface RequestAnalysis {
   pairingViolations: PairingViolation[];
 }
 
-function closedCycleBoundary(blocks: readonly FlatBlock[]): number {
+export function closedCycleBoundary(blocks: readonly FlatBlock[]): number {
   // Message index of the last user message that carries a non-tool_result block.
   let last = -1;
   for (const b of blocks) if (b.layer === "messages" && b.role === "user" && b.type !== "tool_result") last = b.messageIndex;
@@ -131,14 +137,15 @@ function estimateBlocks(blocks: readonly FlatBlock[], o: AnalyzerOptions): numbe
     memo = o.memo.tokens.get(o.estimator);
     if (!memo) o.memo.tokens.set(o.estimator, (memo = new Map()));
   }
-  return blocks.map((b) => {
-    if ((b.type === "thinking" || b.type === "redacted_thinking") && b.messageIndex < boundary) return 0;
+  const overhead = Math.max(0, Math.round(o.promptOverheadTokens));
+  return blocks.map((b, i) => {
+    if ((b.type === "thinking" || b.type === "redacted_thinking") && b.messageIndex < boundary) return i === 0 ? overhead : 0;
     let n = memo?.get(b.bytes);
     if (n === undefined) {
       n = o.estimator(b);
       memo?.set(b.bytes, n);
     }
-    return n;
+    return i === 0 ? n + overhead : n;
   });
 }
 
