@@ -11,7 +11,8 @@
  *
  * The least squares are ridge-regularized toward the default constants with a weight of
  * 1e-3 × Σx² per feature: negligible when the session pins a feature down, decisive when two
- * features move together (a generated session whose blocks all have one size). A fit whose
+ * features move together (a generated session whose blocks all have one size); a feature the
+ * session never shows keeps its default. A fit whose
  * ratios fall outside 1–12 chars per token, or with fewer than `minSamples` requests, is
  * refused and the defaults are used (`fitted: false`, with the reason).
  * Pure: bodies and numbers in, numbers out.
@@ -36,6 +37,12 @@ export interface RequestFeatures {
 
 export interface FitOptions {
   closedCycleThinking: "billed" | "dropped";
+  /**
+   * Blocks the features count: "all" (the replay's per-session fit; a constant tools + system
+   * block is absorbed by C) or "messages" (the definition the fixed corpus constants were
+   * fitted with: C is then the whole unknown tools + system prompt).
+   */
+  layers: "all" | "messages";
   /** Fewest requests a fit needs; default 6. */
   minSamples: number;
   /** Ridge weight relative to Σx² of each feature; default 1e-3. */
@@ -46,6 +53,7 @@ export interface FitOptions {
 
 export const DEFAULT_FIT_OPTIONS: FitOptions = {
   closedCycleThinking: "billed",
+  layers: "all",
   minSamples: 6,
   ridge: 1e-3,
   prior: { estimator: DEFAULT_ESTIMATOR_OPTIONS, promptOverheadTokens: 0 },
@@ -64,11 +72,12 @@ export interface EstimatorFit {
   promptSizeError: number;
 }
 
-export function requestFeatures(body: WireRequestBody, closedCycleThinking: FitOptions["closedCycleThinking"]): RequestFeatures {
+export function requestFeatures(body: WireRequestBody, closedCycleThinking: FitOptions["closedCycleThinking"], layers: FitOptions["layers"] = "all"): RequestFeatures {
   const blocks = flattenRequest(body);
   const boundary = closedCycleThinking === "dropped" ? closedCycleBoundary(blocks) : -1;
   const f: RequestFeatures = { blocks: 0, prose: 0, code: 0, images: 0 };
   for (const b of blocks) {
+    if (layers === "messages" && b.layer !== "messages") continue;
     if ((b.type === "thinking" || b.type === "redacted_thinking") && b.messageIndex < boundary) continue;
     f.blocks++;
     for (const p of blockPayload(b)) {
@@ -155,7 +164,12 @@ function solve(features: readonly RequestFeatures[], y: readonly number[], o: Fi
   const all = (f: RequestFeatures) => [1, f.blocks, f.prose, f.code];
   const rows = features.map((f) => columns.map((j) => all(f)[j]));
   const beta0All = [o.prior.promptOverheadTokens, e.blockOverheadTokens, 1 / e.proseCharsPerToken, 1 / e.codeCharsPerToken];
-  const lambda = columns.map((_, k) => (columns[k] === 0 ? 0 : o.ridge * rows.reduce((s, r) => s + r[k] * r[k], 0)));
+  // A feature the session never shows (no code at all) keeps its prior value.
+  const lambda = columns.map((_, k) => {
+    if (columns[k] === 0) return 0;
+    const ss = rows.reduce((s, r) => s + r[k] * r[k], 0);
+    return ss > 0 ? o.ridge * ss : 1;
+  });
   const beta = ridgeLeastSquares(rows, y, lambda, columns.map((j) => beta0All[j]));
   const out: [number, number, number, number] = [0, 0, 0, 0];
   columns.forEach((j, k) => (out[j] = beta[k]));
@@ -164,8 +178,9 @@ function solve(features: readonly RequestFeatures[], y: readonly number[], o: Fi
 
 export function fitEstimatorToUsage(samples: readonly FitSample[], options: Partial<FitOptions> = {}): EstimatorFit {
   const closed = options.closedCycleThinking ?? DEFAULT_FIT_OPTIONS.closedCycleThinking;
+  const layers = options.layers ?? DEFAULT_FIT_OPTIONS.layers;
   return fitFeatures(
-    samples.map((s) => requestFeatures(s.body, closed)),
+    samples.map((s) => requestFeatures(s.body, closed, layers)),
     samples.map((s) => s.recordedPrompt),
     options,
   );

@@ -41,8 +41,8 @@ export interface UnknownPromptSize {
 }
 
 /**
- * Fitted on `large-session.jsonl` (Pi of November 2025, Sonnet 4.5): the constant term of
- * `fitEstimator` puts tools + system at about 1565 tokens (the first request recorded 1687
+ * Fitted on `corpus/large-session.jsonl` (Pi of November 2025, Sonnet 4.5; reproduced by
+ * `scripts/fit-estimator.ts`): the constant term puts tools + system at 1565 tokens (the first request recorded 1687
  * prompt tokens with one short user message). The tools/system split is a guess; only the
  * sum matters because both always travel together.
  */
