@@ -43,6 +43,8 @@ export interface ProviderSessionOptions {
   /** The model of each user prompt (cycled). */
   models: readonly ProviderModel[];
   prompts: number;
+  /** Largest tool output, characters (default 24,000). */
+  maxOutputChars?: number;
   dir?: string;
 }
 
@@ -210,7 +212,7 @@ export function generateProviderSession(options: ProviderSessionOptions): Provid
       for (const id of ids) {
         clock += 200 + Math.floor(g.r() * 3000);
         const big = g.r() < 0.5;
-        const text = big ? code(g, logUniform(g, 200, 24_000)) : prose(g, logUniform(g, 100, 3000));
+        const text = big ? code(g, logUniform(g, 200, options.maxOutputChars ?? 24_000)) : prose(g, logUniform(g, 100, 3000));
         const result: ToolResultMessage = { role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text }], isError: g.r() < 0.08, timestamp: clock };
         sm.appendMessage(result);
       }
