@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { costModelFor, describeCostModel, dollarsOf, FALLBACK_PRICES, pricingOf, ratesAt, resolvePrices } from "./cost-model.ts";
+import { costModelFor, costModelForPiModel, describeCostModel, dollarsOf, FALLBACK_PRICES, pricingOf, ratesAt, resolvePrices } from "./cost-model.ts";
 import { cacheRuleFor } from "./cache-rules.ts";
 
 const sonnet = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
@@ -58,4 +58,11 @@ test("describeCostModel names the rule, the ratios and the price source", () => 
   expect(describeCostModel(m)).toContain("no write premium");
   expect(describeCostModel(m)).toContain("read 0.10×");
   expect(describeCostModel(m)).toContain("pi-ai registry");
+});
+
+test("costModelForPiModel reads a pi-ai Model's provider, api, id, cost and promptCache", () => {
+  const m = costModelForPiModel({ provider: "anthropic", api: "anthropic-messages", id: "claude-opus-4-5", cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 }, promptCache: { short: 300, long: 3600 } });
+  expect(m.prices.source).toBe("registry");
+  expect(m.rule.minCacheableTokens).toBe(4096);
+  expect(m.pricing).toEqual({ uncached: 1, write5m: 1.25, write1h: 2, read: 0.1, output: 5 });
 });

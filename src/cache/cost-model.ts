@@ -148,3 +148,21 @@ export function describeCostModel(model: CostModel): string {
   const source = model.prices.source === "registry" ? "pi-ai registry" : `fallback table: ${model.prices.fallback}`;
   return `${model.ref.model} (${model.rule.label}); read ${p.read.toFixed(2)}×, ${writes}, output ${p.output.toFixed(1)}× input; prices from ${source}`;
 }
+
+/** The fields of a pi-ai `Model` the cost model reads (the live host passes `ctx.model`). */
+export interface PiModelLike {
+  provider: string;
+  api: string;
+  id: string;
+  cost?: RegistryCost;
+  promptCache?: { short?: number; long?: number };
+}
+
+/** The live host's entry point: `costModelForPiModel(ctx.model)`. */
+export function costModelForPiModel(model: PiModelLike): CostModel {
+  return costModelFor({
+    ref: { provider: model.provider, api: model.api, model: model.id },
+    ...(model.cost ? { registryCost: model.cost } : {}),
+    ...(model.promptCache ? { promptCache: model.promptCache } : {}),
+  });
+}

@@ -20,9 +20,10 @@ const tmp = mkdtempSync(join(tmpdir(), "keeper-providers-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const costModels = registryCostModels();
 
-function runCli(args: string[]): { code: number; stdout: string; stderr: string } {
+function runCli(args: string[]): { code: number; stdout: string; stderr: string; files: Record<string, string> } {
   let stdout = "";
   let stderr = "";
+  const files: Record<string, string> = {};
   const io: CliIo = {
     stdout: (t) => (stdout += t),
     stderr: (t) => (stderr += t),
@@ -30,17 +31,17 @@ function runCli(args: string[]): { code: number; stdout: string; stderr: string 
     cwd: tmp,
     sessionsDir: join(tmp, "no-sessions"),
     mkdir: () => {},
-    writeFile: () => {},
+    writeFile: (path, text) => (files[path] = text),
     now: () => 0,
   };
   const code = runReportCli(args, io);
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, files };
 }
 
 describe("an OpenAI Codex session (gpt-5.5, openai-codex-responses) through the CLI", () => {
   // Before the provider-aware replay this printed a table of zeros and exited 1.
   const s = generateProviderSession({ seed: 11, models: [GPT55_CODEX], prompts: 9, dir: tmp });
-  const r = runCli(["report", s.file, "--json", "--no-chart", "--arms", "keeper"]);
+  const r = runCli(["report", s.file, "--json", "--out", join(tmp, "charts"), "--arms", "keeper"]);
   const json = JSON.parse(r.stdout);
   const session = json.sessions[0];
 
@@ -67,6 +68,10 @@ describe("an OpenAI Codex session (gpt-5.5, openai-codex-responses) through the 
     expect(Math.abs(session.money.session_usd / session.money.recorded_usd - 1)).toBeLessThan(0.1);
     expect(session.money.keeper_usd).toBeCloseTo(session.arms.keeper.usd_total, 10);
     expect(session.money.keeper_usd).toBeLessThan(session.money.session_usd);
+  });
+  test("the chart's title says it in dollars", () => {
+    const svg = Object.values(r.files)[0];
+    expect(svg).toMatch(/this session: \$\d+\.\d\d; with the keeper: \$\d+\.\d\d/);
   });
   test("the table says it in dollars", () => {
     expect(sessionTable(session)).toMatch(/this session: \$\d+\.\d\d; with the keeper: \$\d+\.\d\d/);

@@ -60,6 +60,8 @@ export interface ReplayRequestInfo {
   line: number;
   /** Pi's thinking level for the request (the last `thinking_level_change` before it, or the session's default). */
   thinkingLevel: string;
+  /** The request model's cache rule and prices (what the live host derives from `ctx.model`). */
+  costModel: CostModel;
 }
 
 export interface ReplayOptions {
@@ -209,7 +211,8 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     }
     const index = requests.length;
     let context = point.context;
-    const info: ReplayRequestInfo = { timestamp: a.timestamp, provider: a.provider, api: a.api, model: a.model, line: point.line, thinkingLevel: point.thinkingLevel };
+    const costModel = costModelOf({ provider: a.provider, api: a.api, model: a.model });
+    const info: ReplayRequestInfo = { timestamp: a.timestamp, provider: a.provider, api: a.api, model: a.model, line: point.line, thinkingLevel: point.thinkingLevel, costModel };
     try {
       if (options.transformContext) context = options.transformContext(context, index, info);
       let body = serializeForAnthropic(toLlmMessages(context), {
@@ -237,7 +240,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
         model: a.model,
         provider: a.provider,
         api: a.api,
-        costModel: costModelOf({ provider: a.provider, api: a.api, model: a.model }),
+        costModel,
         thinkingLevel: point.thinkingLevel,
       });
     } catch (error) {
