@@ -44,6 +44,6 @@ for (const file of files) {
   console.log(`  calibration error          replayed invalidations   TTL only`);
   console.log(`    fixed constants          ${pct(fixed.calibration.total_error).padStart(8)}                 ${pct(fixed.calibration.total_error_ttl_only).padStart(8)}`);
   console.log(`    per-session, in-sample   ${pct(perSession.calibration.total_error).padStart(8)}                 ${pct(perSession.calibration.total_error_ttl_only).padStart(8)}`);
-  console.log(`    per-session, cross-val.  ${pct(perSession.fit?.crossValidated?.total_error).padStart(8)}   (fitted on requests 0–${(perSession.fit?.scoreFrom ?? 1) - 1}, scored on the rest)`);
+  console.log(`    per-session, cross-val.  ${pct(perSession.fit?.crossValidated?.total_error).padStart(8)}   (fitted on the first ${perSession.fit?.families[0]?.firstHalfRequests ?? 0} requests, scored on the rest)`);
   console.log(`  external invalidations replayed: ${fixed.externalInvalidations.length}`);
 }

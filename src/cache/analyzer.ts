@@ -130,19 +130,20 @@ export function closedCycleBoundary(blocks: readonly FlatBlock[]): number {
   return last;
 }
 
-function estimateBlocks(blocks: readonly FlatBlock[], o: AnalyzerOptions): number[] {
+function estimateBlocks(blocks: readonly FlatBlock[], o: AnalyzerOptions, request: TimedRequest): number[] {
   const boundary = o.closedCycleThinking === "dropped" ? closedCycleBoundary(blocks) : -1;
+  const estimator = request.estimator ?? o.estimator;
   let memo: Map<string, number> | undefined;
   if (o.memo) {
-    memo = o.memo.tokens.get(o.estimator);
-    if (!memo) o.memo.tokens.set(o.estimator, (memo = new Map()));
+    memo = o.memo.tokens.get(estimator);
+    if (!memo) o.memo.tokens.set(estimator, (memo = new Map()));
   }
-  const overhead = Math.max(0, Math.round(o.promptOverheadTokens));
+  const overhead = Math.max(0, Math.round(request.promptOverheadTokens ?? o.promptOverheadTokens));
   return blocks.map((b, i) => {
     if ((b.type === "thinking" || b.type === "redacted_thinking") && b.messageIndex < boundary) return i === 0 ? overhead : 0;
     let n = memo?.get(b.bytes);
     if (n === undefined) {
-      n = o.estimator(b);
+      n = estimator(b);
       memo?.set(b.bytes, n);
     }
     return i === 0 ? n + overhead : n;
@@ -169,7 +170,7 @@ export function stepCache(
   const index = state.requestIndex;
   const blocks = flattenRequest(request.body);
   const hashes = prefixHashes(blocks, o.memo?.hashes, keyedEmptyPrefix(request.cacheKey));
-  const blockTokens = estimateBlocks(blocks, o);
+  const blockTokens = estimateBlocks(blocks, o, request);
   const prefixTokens: number[] = [];
   blockTokens.reduce((acc, n, i) => (prefixTokens[i] = acc + n), 0);
   const totalTokens = prefixTokens.length ? prefixTokens[prefixTokens.length - 1] : 0;

@@ -5,6 +5,7 @@
  * Unknown fields are tolerated: they take part in the prefix bytes but not in the token
  * estimate unless the estimator knows them.
  */
+import type { FlatBlock as FlatBlockLike } from "./flatten.ts";
 import type { CachePricing } from "./pricing.ts";
 
 /** A `cache_control` mark. `ttl` absent means the 5-minute default. */
@@ -109,6 +110,10 @@ export interface TimedRequest {
   cacheKey?: string;
   /** Price ratios of this request's model (cost-model.ts); absent: the analyzer's `pricing`. */
   pricing?: CachePricing;
+  /** Token estimator for this request's blocks (a per-model-family fit); absent: the analyzer's. */
+  estimator?: (block: FlatBlockLike) => number;
+  /** Fixed tokens this request carries beyond its blocks; absent: the analyzer's `promptOverheadTokens`. */
+  promptOverheadTokens?: number;
 }
 
 /** The parts of a `CacheRule` the analyzer needs, with the request's lifetime resolved. */

@@ -96,7 +96,7 @@ const session = (prompts: number, arms: ArmReport[]): SessionReport => ({
     estimator: { source: "per-session", prose_chars_per_token: 3.2, code_chars_per_token: 3.1, block_overhead_tokens: 21, prompt_overhead_tokens: 1500 },
   },
   external_invalidations: 0,
-  models: [{ provider: "openai", api: "openai-responses", model: "gpt-5.5", requests: 10, cache_rule: "OpenAI: automatic prefix caching", prices: { input: 5, output: 30, cache_read: 0.5, cache_write: 0 }, price_source: "pi-ai registry" }],
+  models: [{ provider: "openai", api: "openai-responses", model: "gpt-5.5", requests: 10, cache_rule: "OpenAI: automatic prefix caching", prices: { input: 5, output: 30, cache_read: 0.5, cache_write: 0 }, price_source: "pi-ai registry", total_error: 0.01, estimator: "family fit" }],
   money: { session_usd: 12.5, keeper_usd: 6.25, recorded_usd: 12.4 },
   skipped: { unbilled: 0 },
   diagnostics: [],

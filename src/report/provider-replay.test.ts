@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processResponsesStream } from "@earendil-works/pi-ai/api/openai-responses-shared";
-import { generateProviderSession, GEMINI_FLASH, GPT41_COMPLETIONS, GPT54_RESPONSES, GPT55_CODEX, SONNET45, type ProviderModel } from "../../test/support/report/provider-session.ts";
+import { generateProviderSession, GEMINI_FLASH, GPT41_COMPLETIONS, GPT54_RESPONSES, GPT55_CODEX, SONNET45, SONNET45_DENSER, type ProviderModel } from "../../test/support/report/provider-session.ts";
 import { registryCostModels } from "./cli/model-prices.ts";
 import { runReportCli, type CliIo } from "./cli/run-report.ts";
 import { replaySession } from "./replay.ts";
@@ -138,4 +138,26 @@ test("the generator's usage has the shape pi-ai's OpenAI Responses mapping produ
     expect(u.cacheRead === 0 || (u.cacheRead >= 1024 && (u.cacheRead - 1024) % 128 === 0)).toBe(true);
     expect(u.totalTokens).toBe(u.input + u.cacheRead + u.output);
   }
+});
+
+describe("a mixed session whose two models tokenize differently (Claude counts 25% more)", () => {
+  const s = generateProviderSession({ seed: 9, models: [SONNET45_DENSER, GPT55_CODEX], prompts: 10, dir: tmp });
+  const r = replaySession({ file: s.file, text: s.text, calibrate: "per-session", costModels });
+  test("each model family gets its own fit; Claude's finds fewer characters per token", () => {
+    const fams = Object.fromEntries((r.fit?.families ?? []).map((f) => [f.family, f]));
+    expect(fams.anthropic.pooled).toBe(false);
+    expect(fams.openai.pooled).toBe(false);
+    expect(fams.anthropic.all.fitted && fams.openai.all.fitted).toBe(true);
+    expect(fams.anthropic.all.estimator.codeCharsPerToken).toBeLessThan(fams.openai.all.estimator.codeCharsPerToken);
+  });
+  test("calibrated within ±10% per model, and cross-validated", () => {
+    for (const api of ["anthropic-messages", "openai-codex-responses"]) {
+      const idx = r.requests.flatMap((q, i) => (q.api === api ? [i] : []));
+      const sim = idx.map((i) => r.analysis[i]);
+      const rec = idx.map((i) => r.requests[i].recorded);
+      const err = sim.reduce((n, a, k) => n + Math.abs(a.read - rec[k].cacheRead) + Math.abs(a.write - rec[k].cacheWrite) + Math.abs(a.uncached - rec[k].input), 0) / rec.reduce((n, x) => n + x.input + x.cacheRead + x.cacheWrite, 0);
+      expect(err).toBeLessThan(0.1);
+    }
+    expect(r.fit?.crossValidated?.total_error).toBeLessThan(0.1);
+  });
 });

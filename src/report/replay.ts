@@ -29,7 +29,7 @@ import { costModelFor, type CostModel } from "../cache/cost-model.ts";
 import type { EstimatorFit } from "../cache/estimator-fit.ts";
 import { serializeForAnthropic, type UnknownPrompt } from "./anthropic-wire.ts";
 import { calibrate, findExternalInvalidations, type Calibration, type ExternalInvalidationOptions, type RecordedUsage } from "./calibration.ts";
-import { crossValidatedCalibration, fitSessionEstimator, PER_SESSION_UNKNOWN_PROMPT, type SessionFit } from "./session-fit.ts";
+import { crossValidatedCalibration, estimatorsOf, fitSessionEstimator, PER_SESSION_UNKNOWN_PROMPT, type SessionFit } from "./session-fit.ts";
 import { recordedRequestPoints, toLlmMessages } from "./pi-session-contexts.ts";
 import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
 
@@ -76,8 +76,9 @@ export interface ReplayOptions {
    */
   transformBody?: (body: WireRequestBody, requestIndex: number, info: ReplayRequestInfo) => WireRequestBody;
   /**
-   * Also analyze the run with TTL expiry as the only invalidation (default true). When false,
-   * the `*TtlOnly` fields repeat the main analysis (saves one analyzer pass per arm).
+   * Also analyze the run with TTL expiry as the only invalidation, and cross-validate a
+   * per-session fit (default true). When false, the `*TtlOnly` fields repeat the main analysis
+   * and there is no cross-validated figure (saves analyzer passes per arm).
    */
   ttlOnlyAnalysis?: boolean;
   estimator?: Partial<CharRatioEstimatorOptions>;
@@ -89,6 +90,8 @@ export interface ReplayOptions {
    * `promptOverheadTokens` and `unknownPrompt`) and cross-validate it. Default: fixed constants.
    */
   calibrate?: "per-session" | "fixed";
+  /** Replay with this per-session fit (another arm's) instead of fitting or the fixed constants. */
+  reuseFit?: SessionFit;
   /** Each request's model → its cost model (the report looks prices up in pi-ai's registry); default: `costModelFor` without registry prices. */
   costModels?: (ref: ModelRef) => CostModel;
   cacheRetention?: "short" | "long";
@@ -127,7 +130,7 @@ export interface ReplayResult {
   calibration: Calibration & { total_error_ttl_only: number; ttlOnly: Calibration };
   /** The per-session fit and its cross-validated calibration (`calibrate: "per-session"`). */
   fit?: SessionFit & { crossValidated: Calibration | undefined };
-  /** The estimator constants the analysis used. */
+  /** The estimator constants the analysis used (the main model family's, with a per-session fit). */
   estimator: CharRatioEstimatorOptions & { promptOverheadTokens: number };
   externalInvalidations: number[];
   /** Requests that switch thinking on or off (`thinkingToggles`): the analyzer drops the cache before them. */
@@ -187,7 +190,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   const { points, userMessages, diagnostics: brokenAncestry } = recordedRequestPoints(parsed);
   diagnostics.push(...brokenAncestry.map((d) => ({ file: options.file, ...d })));
 
-  const perSession = options.calibrate === "per-session";
+  const perSession = options.calibrate === "per-session" || options.reuseFit !== undefined;
   const fixedEst: CharRatioEstimatorOptions = { ...DEFAULT_ESTIMATOR_OPTIONS, ...options.estimator };
   const unknownPrompt = unknownPromptText(perSession ? PER_SESSION_UNKNOWN_PROMPT : (options.unknownPrompt ?? DEFAULT_UNKNOWN_PROMPT), fixedEst);
   const costModels = options.costModels ?? ((ref: ModelRef) => costModelFor({ ref }));
@@ -264,9 +267,15 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     pricing: r.costModel.pricing,
   }));
   const closedCycleThinking = options.analyzer?.closedCycleThinking ?? "dropped";
-  const fit = perSession ? fitSessionEstimator(requests, { closedCycleThinking }) : undefined;
+  const families = requests.map((r) => r.costModel.rule.family);
+  const fit = options.reuseFit ?? (perSession ? fitSessionEstimator(requests.map((r, i) => ({ body: r.body, recorded: r.recorded, family: families[i] })), { closedCycleThinking }) : undefined);
   const est = fit ? fit.all.estimator : fixedEst;
   const overhead = fit ? fit.all.promptOverheadTokens : (options.promptOverheadTokens ?? 0);
+  if (fit) {
+    // Each request with its model family's fit.
+    const perRequest = estimatorsOf(fit, families, "all");
+    timed.forEach((t, i) => Object.assign(t, perRequest[i]));
+  }
   const analyzerOptions: Partial<AnalyzerOptions> = {
     closedCycleThinking,
     ...options.analyzer,
@@ -281,9 +290,8 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   const recorded = requests.map((r) => r.recorded);
   const withInvalidations = calibrate(analysis, recorded);
   const ttlOnly = calibrate(analysisTtlOnly, recorded);
-  const crossValidated = fit
-    ? crossValidatedCalibration({ fit, timed, recorded, analyzer: { ...analyzerOptions, invalidateBefore } })
-    : undefined;
+  const crossValidated =
+    fit && !options.reuseFit && options.ttlOnlyAnalysis !== false ? crossValidatedCalibration({ fit, timed, families, recorded, analyzer: { ...analyzerOptions, invalidateBefore } }) : undefined;
   return {
     file: options.file,
     requests,

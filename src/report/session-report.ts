@@ -24,8 +24,8 @@ import { billedEquivalent } from "../cache/pricing.ts";
 import type { RunSummary } from "../cache/summary.ts";
 import { findThinkingPolicyRow } from "../thinking/index.ts";
 import type { Arm, ArmStartOptions } from "./arms.ts";
+import { calibrate } from "./calibration.ts";
 import { readSessionText, replaySession, type ReplayOptions, type ReplayResult } from "./replay.ts";
-import { PER_SESSION_UNKNOWN_PROMPT } from "./session-fit.ts";
 import type { ReplaySummarySource } from "./replay-summaries.ts";
 import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
 
@@ -109,6 +109,10 @@ export interface SessionModelInfo {
   /** Dollars per million tokens (base tier). */
   prices: { input: number; output: number; cache_read: number; cache_write: number };
   price_source: string;
+  /** Calibration error over this model's requests alone (in-sample). */
+  total_error: number;
+  /** The estimator this model's requests were replayed with: its family's own fit, or the session's when the family is small. */
+  estimator: "family fit" | "session fit" | "fixed";
 }
 
 export interface SessionRun {
@@ -266,9 +270,21 @@ function modelsOf(r: ReplayResult): SessionModelInfo[] {
       cache_rule: m.rule.label,
       prices: { input: m.prices.rates.input, output: m.prices.rates.output, cache_read: m.prices.rates.cacheRead, cache_write: m.prices.rates.cacheWrite },
       price_source: m.prices.source === "registry" ? "pi-ai registry" : `fallback: ${m.prices.fallback}`,
+      total_error: 0,
+      estimator: familyEstimator(r, m.rule.family),
     });
   }
+  for (const info of byKey.values()) {
+    const idx = r.requests.flatMap((q, i) => (q.provider === info.provider && q.api === info.api && q.model === info.model ? [i] : []));
+    info.total_error = calibrate(idx.map((i) => r.analysis[i]), idx.map((i) => r.requests[i].recorded)).total_error;
+  }
   return [...byKey.values()].sort((a, b) => b.requests - a.requests);
+}
+
+function familyEstimator(r: ReplayResult, family: string): SessionModelInfo["estimator"] {
+  const f = r.fit?.families.find((x) => x.family === family);
+  if (!f || !f.all.fitted) return "fixed";
+  return f.pooled ? "session fit" : "family fit";
 }
 
 function calibrationOf(r: ReplayResult | undefined): SessionCalibration {
@@ -318,7 +334,9 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
     const estimator: Partial<ReplayOptions> =
       armIndex === 0 || !bare
         ? { calibrate: perSession ? "per-session" : "fixed" }
-        : { estimator: bare.estimator, promptOverheadTokens: bare.estimator.promptOverheadTokens, ...(perSession ? { unknownPrompt: PER_SESSION_UNKNOWN_PROMPT } : {}) };
+        : bare.fit
+          ? { reuseFit: bare.fit }
+          : { estimator: bare.estimator, promptOverheadTokens: bare.estimator.promptOverheadTokens };
     const result = replaySession({
       file: options.file,
       text,

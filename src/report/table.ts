@@ -91,7 +91,8 @@ function calibrationLine(report: SessionReport): string {
 function modelsLine(report: SessionReport): string {
   if (report.models.length === 0) return "";
   const one = (m: SessionReport["models"][number]) =>
-    `${m.model} (${m.requests} req; ${m.cache_rule}; $${m.prices.input}/$${m.prices.output} in/out, read $${m.prices.cache_read}${m.prices.cache_write > 0 ? `, write $${m.prices.cache_write}` : ""} per M, ${m.price_source})`;
+    `${m.model} (${m.requests} req; ${m.cache_rule}; $${m.prices.input}/$${m.prices.output} in/out, read $${m.prices.cache_read}${m.prices.cache_write > 0 ? `, write $${m.prices.cache_write}` : ""} per M, ${m.price_source}` +
+    `${report.models.length > 1 ? `; calibration ${pct(m.total_error)}, ${m.estimator}` : ""})`;
   return `\nmodels: ${report.models.map(one).join("; ")}`;
 }
 
