@@ -64,14 +64,15 @@ const HOUR = 60 * MINUTE;
 const OPENAI_APIS = new Set(["openai-responses", "azure-openai-responses", "openai-codex-responses", "openai-completions"]);
 const GOOGLE_APIS = new Set(["google-generative-ai", "google-vertex"]);
 
-/** Anthropic's minimum cacheable prompt length for a model id. */
+/**
+ * Anthropic's minimum cacheable prompt length for a model id: 4096 for Opus 4.5+ and Haiku 4.5+
+ * (and later generations), 2048 for older Haiku, 1024 otherwise. The seam (discipline/seam-target.ts)
+ * uses the same function.
+ */
 export function anthropicMinCacheableTokens(model: string): number {
   const id = model.toLowerCase();
-  if (/haiku-3|3-haiku|3-5-haiku|haiku-3-5/.test(id)) return 2048;
-  const opus = /opus-(\d+)(?:-(\d+))?/.exec(id);
-  if (opus && (Number(opus[1]) > 4 || (Number(opus[1]) === 4 && Number(opus[2] ?? 0) >= 5 && Number(opus[2] ?? 0) < 100))) return 4096;
-  const haiku = /haiku-(\d+)(?:-(\d+))?/.exec(id);
-  if (haiku && (Number(haiku[1]) > 4 || (Number(haiku[1]) === 4 && Number(haiku[2] ?? 0) >= 5 && Number(haiku[2] ?? 0) < 100))) return 4096;
+  if (/opus-4-[5-9]|haiku-4-[5-9]|(opus|haiku)-([5-9]|\d\d)(?!\d{3})/.test(id)) return 4096;
+  if (id.includes("haiku")) return 2048;
   return 1024;
 }
 
