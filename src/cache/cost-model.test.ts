@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { costModelFor, costModelForPiModel, describeCostModel, dollarsOf, FALLBACK_PRICES, pricingOf, ratesAt, resolvePrices } from "./cost-model.ts";
+import { cacheFactsFor, costModelFor, costModelForPiModel, describeCostModel, dollarsOf, FALLBACK_PRICES, pricingOf, ratesAt, resolvePrices } from "./cost-model.ts";
 import { cacheRuleFor } from "./cache-rules.ts";
 
 const sonnet = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 };
@@ -65,4 +65,13 @@ test("costModelForPiModel reads a pi-ai Model's provider, api, id, cost and prom
   expect(m.prices.source).toBe("registry");
   expect(m.rule.minCacheableTokens).toBe(4096);
   expect(m.pricing).toEqual({ uncached: 1, write5m: 1.25, write1h: 2, read: 0.1, output: 5 });
+});
+
+test("cacheFactsFor: the rule's lifetime and the gate's TTL tier", () => {
+  const gpt = { provider: "openai", api: "openai-responses", id: "gpt-5.5", cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 } };
+  expect(cacheFactsFor(gpt, false)).toMatchObject({ ttlMs: 600_000, ttl: "5m" });
+  expect(cacheFactsFor(gpt, true)).toMatchObject({ ttlMs: 86_400_000, ttl: "1h" });
+  const claude = { provider: "anthropic", api: "anthropic-messages", id: "claude-sonnet-4-5", promptCache: { short: 300, long: 3600 } };
+  expect(cacheFactsFor(claude, false)).toMatchObject({ ttlMs: 300_000, ttl: "5m" });
+  expect(cacheFactsFor(claude, true).costModel.prices.source).toBe("fallback");
 });

@@ -166,3 +166,14 @@ export function costModelForPiModel(model: PiModelLike): CostModel {
     ...(model.promptCache ? { promptCache: model.promptCache } : {}),
   });
 }
+
+/**
+ * What the discipline facts need from the session model, in one call for the host:
+ * `cacheFactsFor(ctx.model, longRetention)` → the cost model, the entry lifetime under the
+ * model's rule (OpenAI: 10 min, 24 h long; Anthropic: 5 min, 1 h long) and the gate's TTL tier.
+ */
+export function cacheFactsFor(model: PiModelLike, longRetention: boolean): { costModel: CostModel; ttlMs: number; ttl: "5m" | "1h" } {
+  const costModel = costModelForPiModel(model);
+  const ttlMs = longRetention ? costModel.rule.ttlMs.long : costModel.rule.ttlMs.short;
+  return { costModel, ttlMs, ttl: longRetention && ttlMs >= 60 * 60 * 1000 ? "1h" : "5m" };
+}
