@@ -14,7 +14,10 @@ import { generateProviderSession, GEMINI_FLASH, GPT41_COMPLETIONS, GPT54_RESPONS
 import { registryCostModels } from "./cli/model-prices.ts";
 import { runReportCli, type CliIo } from "./cli/run-report.ts";
 import { replaySession } from "./replay.ts";
+import { replaySummarizer } from "./replay-summaries.ts";
+import { sessionModel } from "./session-report.ts";
 import { sessionTable } from "./table.ts";
+import { batchesOf, corpusMessages } from "../../test/support/summarize/corpus-batches.ts";
 
 const tmp = mkdtempSync(join(tmpdir(), "keeper-providers-"));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -160,4 +163,12 @@ describe("a mixed session whose two models tokenize differently (Claude counts 2
     }
     expect(r.fit?.crossValidated?.total_error).toBeLessThan(0.1);
   });
+});
+
+test("the size model bills the summary at the session model's output price", () => {
+  const batch = batchesOf(corpusMessages()).find((b) => b.calls.length > 0)!;
+  const claude = replaySummarizer("size-model")(batch);
+  const gpt = replaySummarizer("size-model", 6)(batch);
+  expect(gpt.billed - claude.billed).toBe(claude.summary.outputTokens);
+  expect(sessionModel([{ type: "message", message: { role: "assistant", api: "openai-codex-responses", provider: "openai-codex", model: "gpt-5.5" } }])).toMatchObject({ model: "gpt-5.5", provider: "openai-codex", api: "openai-codex-responses", closedCycleThinking: "dropped" });
 });

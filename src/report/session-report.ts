@@ -149,7 +149,7 @@ export interface ReportSessionOptions {
  * Anthropic by the model's thinking policy row; OpenAI and Google do not re-send earlier
  * turns' reasoning, so it is dropped there too.
  */
-export function sessionModel(entries: ReadonlyArray<Record<string, unknown>>): { model: string; closedCycleThinking: "dropped" | "billed"; assistants: number } {
+export function sessionModel(entries: ReadonlyArray<Record<string, unknown>>): { model: string; provider: string; api: string; closedCycleThinking: "dropped" | "billed"; assistants: number } {
   const counts = new Map<string, { n: number; provider: string; api: string }>();
   let assistants = 0;
   for (const e of entries) {
@@ -162,10 +162,11 @@ export function sessionModel(entries: ReadonlyArray<Record<string, unknown>>): {
     counts.set(m.model, c);
   }
   const top = [...counts.entries()].sort((a, b) => b[1].n - a[1].n)[0];
-  if (!top) return { model: "", closedCycleThinking: "dropped", assistants };
-  if (top[1].api !== "anthropic-messages") return { model: top[0], closedCycleThinking: "dropped", assistants };
+  if (!top) return { model: "", provider: "", api: "", closedCycleThinking: "dropped", assistants };
+  const ref = { model: top[0], provider: top[1].provider, api: top[1].api };
+  if (top[1].api !== "anthropic-messages") return { ...ref, closedCycleThinking: "dropped", assistants };
   const row = findThinkingPolicyRow({ provider: top[1].provider, modelId: top[0], api: top[1].api });
-  return { model: top[0], closedCycleThinking: row?.behaviour === "drops-closed-cycle" ? "dropped" : "billed", assistants };
+  return { ...ref, closedCycleThinking: row?.behaviour === "drops-closed-cycle" ? "dropped" : "billed", assistants };
 }
 
 /** Pi's current session format version (docs/session-format.md). */
@@ -242,8 +243,10 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
   const { text, diagnostics: readErrors } = readSessionText(options.file, options.text);
   const parsed = parseSessionText(text, options.file);
   const versionNote = oldVersionDiagnostic(parsed.entries, parsed.lineOf, options.file);
-  const { model, closedCycleThinking, assistants } = sessionModel(parsed.entries);
+  const { model, provider, api, closedCycleThinking, assistants } = sessionModel(parsed.entries);
   const costModels = options.costModels ?? ((ref: ModelRef) => costModelFor({ ref }));
+  // The size model bills the summarizer as the session model: its output price ratio.
+  const outputPrice = model ? costModels({ provider, api, model }).pricing.output : undefined;
   const perSession = (options.calibrate ?? "per-session") === "per-session";
   const arms = options.arms;
   const reports: Record<string, ArmReport> = {};
@@ -253,7 +256,7 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
   const seen = new Set<string>();
   const armDiagnostics: SessionDiagnostic[] = [];
   arms.forEach((arm, armIndex) => {
-    const run = arm.start({ summaries: options.summaries, ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}) });
+    const run = arm.start({ summaries: options.summaries, ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}), ...(outputPrice !== undefined ? { outputPrice } : {}) });
     const progress = (request: number, armDone: boolean) =>
       options.onProgress?.({ arm: arm.name, armIndex, armCount: arms.length, request, requests: Math.max(expected, request), armDone });
     // The bare arm fits the estimator (or not); every other arm replays with the bare arm's constants.
