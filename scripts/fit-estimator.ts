@@ -35,7 +35,7 @@ for (const file of files) {
   const e = original.estimator;
   const d = DEFAULT_ESTIMATOR_OPTIONS;
   console.log(`${file}: ${fixed.requests.length} billed requests`);
-  console.log(`  least squares, message blocks (the fixed constants' definition):`);
+  console.log(`  least squares, message blocks (the fixed constants' definition)${original.fitted ? "" : ` — refused (${original.reason}), the constants are shown`}:`);
   console.log(`    prose ${e.proseCharsPerToken.toFixed(3)} chars/token (constant ${d.proseCharsPerToken}), code ${e.codeCharsPerToken.toFixed(3)} (constant ${d.codeCharsPerToken}), ` +
     `${e.blockOverheadTokens.toFixed(2)} tokens per block (constant ${d.blockOverheadTokens}), C ${original.promptOverheadTokens.toFixed(0)} tokens of tools + system ` +
     `(constant ${DEFAULT_UNKNOWN_PROMPT.toolsTokens + DEFAULT_UNKNOWN_PROMPT.systemTokens}); prompt-size error ${pct(original.promptSizeError)}`);
