@@ -67,7 +67,8 @@ function whyLine(e: GateLogEntry): string {
   return (
     `${clock(e.at)} UTC  ${e.label}: ${e.mutationIds.length} change(s) from message ${e.position} — ${verdict}${breakEven}\n` +
     `    removes ${int(n.tokensRemoved)} tokens; re-writes ${int(n.rewrittenTokens)} cached tokens × (write ${dec(n.writePrice)} − read ${dec(n.readPrice)} tok-eq per token); ` +
-    `expected further requests ${dec(n.expectedRequests, 1)}; context ${dec(n.usage * 100, 0)}% full; pressure relief ${int(n.relief)} tok-eq`
+    `expected further requests ${dec(n.expectedRequests, 1)}; context ${dec(n.usage * 100, 0)}% full; pressure relief ${int(n.relief)} tok-eq` +
+    (n.cacheRule ? `\n    priced as ${n.cacheRule}${n.writePremium === false ? " (re-written tokens cost plain input)" : ""}` : "")
   );
 }
 

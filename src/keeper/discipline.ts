@@ -37,6 +37,7 @@ import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
 import type { GateDecision, GateLogEntry } from "../discipline/schema.ts";
 import type { PendingRewrite } from "../discipline/cold-cache.ts";
 import { laterLossChance, lossChance, type ObservedLosses } from "../discipline/observed-loss.ts";
+import type { CostModel } from "../cache/cost-model.ts";
 import type { CachePricing } from "../cache/pricing.ts";
 import { type BoundaryHook, type BoundaryHookContext, type FlushPlan, type FlushProposal } from "../flush/plan.ts";
 import { currentLoopStart } from "../prune/occurrence.ts";
@@ -60,6 +61,8 @@ export interface DisciplineFacts {
   /** The last request carried a seam mark at the persisted frozen boundary. */
   seamActive: boolean;
   pricing?: CachePricing;
+  /** The session model's cost model (cache/cost-model.ts): its prices and cache rule; wins over `pricing`. */
+  costModel?: CostModel;
   /** Most future requests the gate counts (request-horizon.ts; default 30). */
   horizonCap?: number;
   /** Unannounced cache losses seen so far (observed-loss.ts): priced as a chance of a free rewrite. */
@@ -165,6 +168,7 @@ function decide(input: DecideInput): { applied: FlushProposal; outcome: Discipli
     ...(losses ? { coldChance: lossChance(startsPrompt ? losses.prompt : losses.loop), futureColdChance: laterLossChance(losses) } : {}),
     ttl: facts.ttl,
     ...(facts.pricing ? { pricing: facts.pricing } : {}),
+    ...(facts.costModel ? { costModel: facts.costModel } : {}),
     ...(facts.context ? { context: facts.context } : {}),
     options: { minNetSaving: cache.minNetSaving },
   };

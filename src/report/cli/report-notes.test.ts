@@ -25,6 +25,9 @@ function arm(name: string, ratio: number): ArmReport {
     rewriting_flushes: 0,
     budget_flushes: 0,
     summarizer_calls: 0,
+    usd_input: ratio,
+    usd_summarizer: 0,
+    usd_total: ratio,
   };
 }
 
@@ -36,9 +39,17 @@ function session(o: { file?: string; error?: number; requests?: number; arms?: R
     user_prompts: 2,
     model: "claude-sonnet-4-5",
     closed_cycle_thinking: "dropped",
-    calibration: { total_error: o.error ?? 0.01, prompt_size_error: 0, total_error_ttl_only: 0 },
+    calibration: {
+      total_error: o.error ?? 0.01,
+      prompt_size_error: 0,
+      total_error_ttl_only: 0,
+      total_error_cross_validated: null,
+      estimator: { source: "fixed", prose_chars_per_token: 3.2, code_chars_per_token: 3.1, block_overhead_tokens: 21, prompt_overhead_tokens: 1565 },
+    },
     external_invalidations: 0,
-    skipped: { nonAnthropic: 0, unbilled: 0 },
+    models: [],
+    money: { session_usd: 1, keeper_usd: 0.5, recorded_usd: 1 },
+    skipped: { unbilled: 0 },
     diagnostics: [],
     arms,
   };
