@@ -21,7 +21,7 @@ import { emptyObservedLosses, LOSS_READ_SHARE, recordObservation, type ObservedL
 import { appendToRing } from "../discipline/ring.ts";
 import type { BustAttribution, FingerprintLog, GateDecisionLog } from "../discipline/schema.ts";
 import { placeSeamAtFrozenBoundary } from "../discipline/seam-placement.ts";
-import type { DisciplineFacts, DisciplineOutcome } from "../keeper/discipline.ts";
+import type { DisciplineFacts, DisciplineOutcome } from "../engine/decide.ts";
 import { isAssistant, isUser, timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";

@@ -4,10 +4,8 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FlushPlan } from "../flush/plan.ts";
-import { thinkingPolicyFor } from "../keeper/config.ts";
-import { planDisciplinedFlush } from "../keeper/discipline.ts";
-import { planKeeperFlush, type FlushInputs } from "../keeper/flush.ts";
-import { keeperRender } from "../keeper/render.ts";
+import { thinkingPolicyFor } from "../engine/config.ts";
+import { finishFlush, type FlushInputs } from "../engine/flush.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
 import { CUSTOM_TYPE_RECALL, recallDelta } from "../recall/recall-entries.ts";
 import type { RecallIndex } from "../recall/recall-index.ts";
@@ -36,16 +34,9 @@ export interface PlanFlushOptions {
 /** The flush plan, through cache discipline when it is on. */
 export function planFlush({ deps, now, inputs, ctx, label }: PlanFlushOptions): FlushPlan {
   const at = now();
-  if (!disciplineOn(deps) || !deps.discipline) return planKeeperFlush({ ...inputs, now: at });
-  const d = planDisciplinedFlush({
-    cache: inputs.settings.cache,
-    facts: deps.discipline.facts(ctx),
-    now: at,
-    label,
-    plan: (boundaryHooks) => planKeeperFlush({ ...inputs, now: at, boundaryHooks }),
-    render: (messages, s) => keeperRender({ messages, state: s, settings: inputs.settings, model: inputs.model }),
-  });
-  deps.discipline.recordFlush(d.outcome, d.plan.nextState.stats.rewritesCaused > inputs.state.stats.rewritesCaused);
+  if (!disciplineOn(deps) || !deps.discipline) return finishFlush({ ...inputs, now: at }).plan;
+  const d = finishFlush({ ...inputs, now: at, discipline: { cache: inputs.settings.cache, facts: deps.discipline.facts(ctx), label } });
+  if (d.outcome) deps.discipline.recordFlush(d.outcome, d.rewrote);
   return d.plan;
 }
 

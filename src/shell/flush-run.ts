@@ -5,8 +5,8 @@
  * have moved the state meanwhile. Flushes never overlap (the flush queue sees to that).
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { captureForFlush } from "../keeper/flush.ts";
-import { keeperRender } from "../keeper/render.ts";
+import { beginFlush } from "../engine/flush.ts";
+import { keeperRender } from "../engine/render.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
@@ -42,7 +42,7 @@ export async function runFlush({ deps, now, memory, trigger, ctx, closingMessage
     settings,
     model,
   };
-  const capture = captureForFlush(inputs);
+  const capture = beginFlush(inputs);
   memory.abort = new AbortController();
   const summaries = await summarizeForFlush({
     ctx,

@@ -12,7 +12,7 @@ import type {
   ExtensionContext,
   SessionStartEvent,
 } from "@earendil-works/pi-coding-agent";
-import { thinkingPolicyFor } from "../keeper/config.ts";
+import { thinkingPolicyFor } from "../engine/config.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS, formatDiagnostic, type SettingsDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";

@@ -8,8 +8,8 @@
  * time, triggers queued), `cold-replan.ts` (re-plan when the cache is already lost).
  */
 import type { ContextEvent, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { budgetTriggerFires } from "../keeper/flush.ts";
-import { keeperRender } from "../keeper/render.ts";
+import { budgetTriggerFires } from "../engine/triggers.ts";
+import { keeperRender } from "../engine/render.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
@@ -84,7 +84,7 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     onTurnEnd(ctx) {
       const usage = ctx.getContextUsage();
       if (usage?.tokens == null || !usage.contextWindow) return;
-      const fires = budgetTriggerFires({ settings: deps.settings(), contextTokens: usage.tokens, tokensAtLastFlush: memory.tokensAtLastFlush, contextWindow: usage.contextWindow });
+      const fires = budgetTriggerFires({ settings: deps.settings(), grownTokens: usage.tokens - memory.tokensAtLastFlush, contextWindow: usage.contextWindow });
       if (fires) void flushes.start({ trigger: "budget", ctx });
     },
     async flushNow(ctx) {

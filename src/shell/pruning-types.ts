@@ -4,7 +4,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FlushDecision } from "../flush/plan.ts";
-import type { DisciplineFacts, DisciplineOutcome } from "../keeper/discipline.ts";
+import type { DisciplineFacts, DisciplineOutcome } from "../engine/decide.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
-import type { DisciplineOutcome } from "./discipline.ts";
+import type { DisciplineOutcome } from "./decide.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
