@@ -26,7 +26,7 @@ export interface CacheLedger {
   /** Pi compacted since the last request: the next one writes everything anyway. */
   compacted: boolean;
   /** The last main request carried a seam mark; its body, for the seam's lazy move. */
-  seam: { placed: boolean; previous?: { body: WireRequestBody; seamMessageIndex: number } };
+  seam: { placed: boolean; previous?: { body: WireRequestBody; seamMessageIndex: number; messagePrefixes?: readonly string[] } };
   losses: ObservedLosses;
   /** The request in flight, for loss counting when its answer arrives. */
   inFlight: { kind: "prompt" | "loop"; countable: boolean } | undefined;
@@ -101,8 +101,6 @@ export interface LedgerSendInput {
   seam: { frozenThroughTimestamp: number | undefined; api: string | undefined; modelId: string } | undefined;
   /** The messages the `context` render returned for this request. */
   rendered: readonly ContextMessage[];
-  /** The previous request's prefix was read back whole (bust attribution says "none"): its answer counts for losses. */
-  extended?: boolean;
 }
 
 /** One request about to be sent: the ledger after it and the body to send (seam placed). */
@@ -123,7 +121,7 @@ export function ledgerOnSend(ledger: CacheLedger, input: LedgerSendInput): { led
         frozenThroughTimestamp: input.seam.frozenThroughTimestamp,
         api: input.seam.api,
         modelId: input.seam.modelId,
-        ...(previous ? { previous: { seamMessageIndex: previous.seamMessageIndex, messagePrefixes: messagePrefixesOf(previous.body) } } : {}),
+        ...(previous ? { previous: { seamMessageIndex: previous.seamMessageIndex, messagePrefixes: previous.messagePrefixes ?? messagePrefixesOf(previous.body) } } : {}),
       })
     : { body: input.body, seam: -1 };
   if (warmPing) return { ledger: next, body: placed.body, seam: placed.seam };
@@ -133,11 +131,26 @@ export function ledgerOnSend(ledger: CacheLedger, input: LedgerSendInput): { led
       ...next,
       seam: { placed: placed.seam >= 0, previous: { body: placed.body, seamMessageIndex: Math.min(placed.seam, placed.body.messages.length - 1) } },
       rewroteSinceLast: false,
-      inFlight: { kind: last !== undefined && isUser(last) ? "prompt" : "loop", countable: (input.extended ?? false) && ledger.lastPromptTokens > 0 },
+      inFlight: { kind: last !== undefined && isUser(last) ? "prompt" : "loop", countable: false },
     },
     body: placed.body,
     seam: placed.seam,
   };
+}
+
+/** The sent request's per-message prefix hashes, when the caller already computed them (saves hashing it again). */
+export function ledgerSentPrefixes(ledger: CacheLedger, messagePrefixes: readonly string[]): CacheLedger {
+  const previous = ledger.seam.previous;
+  return previous ? { ...ledger, seam: { ...ledger.seam, previous: { ...previous, messagePrefixes } } } : ledger;
+}
+
+/**
+ * The request just sent read the previous prefix back whole (bust attribution found no
+ * cause): its answer counts toward the loss statistics.
+ */
+export function ledgerExtended(ledger: CacheLedger, extended: boolean): CacheLedger {
+  if (!ledger.inFlight) return ledger;
+  return { ...ledger, inFlight: { ...ledger.inFlight, countable: extended && ledger.lastPromptTokens > 0 } };
 }
 
 /** The provider's usage for the request in flight. */

@@ -122,7 +122,6 @@ export function send(
     warmPing: input.warmPing,
     rendered: state.lastRender?.rendered ?? [],
     seam: seamOn && input.model ? { frozenThroughTimestamp: state.keeper.frontier.frozenThroughTimestamp, api: input.model.api, modelId: input.model.id } : undefined,
-    ...(input.extended !== undefined ? { extended: input.extended } : {}),
   });
   return { state: { ...state, ledger: out.ledger }, body: out.body, seam: out.seam };
 }
@@ -209,6 +208,14 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
     ...(input.recall ? { recall: { index: state.recall, ...(input.recall.spill ? { spill: input.recall.spill } : {}) } } : {}),
     renders: { keeper, prune },
   });
+  return { state: adoptFlush(state, result), result };
+}
+
+/**
+ * The engine state with a flush's result adopted. The live host adopts it into the state it
+ * holds after writing the spill files (requests may have been sent meanwhile).
+ */
+export function adoptFlush(state: EngineState, result: FlushResult): EngineState {
   let gateLog = state.gateLog;
   for (const e of result.outcome?.log ?? []) gateLog = appendGateDecision(gateLog, e);
   const ledger: CacheLedger = {
@@ -216,8 +223,5 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
     ...(result.outcome ? { pending: result.outcome.pending } : {}),
     rewroteSinceLast: state.ledger.rewroteSinceLast || result.rewrote,
   };
-  return {
-    state: { ...state, keeper: result.nextState, recall: result.nextRecall ?? state.recall, gateLog, ledger },
-    result,
-  };
+  return { ...state, keeper: result.nextState, recall: result.nextRecall ?? state.recall, gateLog, ledger };
 }

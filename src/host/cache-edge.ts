@@ -1,0 +1,106 @@
+/**
+ * The host's side of the cache: what only Pi knows (the model, thinking level, active tools,
+ * Pi's context usage, the retention env), turned into the engine's cache facts and requests;
+ * plus the live-only diagnostics for `/keeper cache` (per-layer fingerprints, bust
+ * attribution) and the cache-warming override. Every decision is the engine's or a pure
+ * function in `src/discipline/`; this file reads Pi and clocks.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { WireRequestBody } from "../cache/wire-types.ts";
+import { attributeBust, fingerprintLayers, recordFingerprint } from "../discipline/attribution.ts";
+import { cacheTtlMs, warmingOverride, type CacheKeySnapshot, type WarmingDecisionFields } from "../discipline/cold-cache.ts";
+import { formatCacheReport, formatWhyReport } from "../discipline/format.ts";
+import { appendToRing } from "../discipline/ring.ts";
+import { cacheFacts, ledgerExtended, ledgerFromBranch, ledgerSentPrefixes } from "../engine/cache-ledger.ts";
+import type { DisciplineFacts } from "../engine/decide.ts";
+import { send } from "../engine/session.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import type { HostMemory } from "./host-types.ts";
+
+export type CachePi = Pick<ExtensionAPI, "getThinkingLevel" | "getActiveTools">;
+
+const ATTRIBUTION_CAPACITY = 16;
+
+const longRetention = (): boolean => process.env.PI_CACHE_RETENTION === "long";
+export const liveTtlMs = (): number => cacheTtlMs({ longRetention: longRetention() });
+
+function modelKey(ctx: ExtensionContext): string {
+  return ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
+}
+
+/** What the cache is keyed on for a request sent at `at`. */
+export function cacheKeyOf(pi: CachePi, ctx: ExtensionContext, at: number): CacheKeySnapshot {
+  return { at, model: modelKey(ctx), thinkingLevel: String(pi.getThinkingLevel()), toolsDigest: [...pi.getActiveTools()].sort().join(",") };
+}
+
+/** Session (re)start: forget the process's requests, seed the ledger from the branch's recorded ones. */
+export function restoreLedger(memory: HostMemory, pi: CachePi, ctx: ExtensionContext, branch: readonly ContextMessage[]): void {
+  memory.engine = { ...memory.engine, ledger: ledgerFromBranch(branch, (at, model) => ({ ...cacheKeyOf(pi, ctx, at), model })) };
+}
+
+/** The cache facts a flush (or the cold-cache check) decides with, now. */
+export function liveFacts(memory: HostMemory, pi: CachePi, ctx: ExtensionContext, now: number): DisciplineFacts {
+  const usage = ctx.getContextUsage();
+  return cacheFacts(memory.engine.ledger, {
+    current: cacheKeyOf(pi, ctx, now),
+    ttlMs: liveTtlMs(),
+    ...(usage?.tokens != null && usage.contextWindow ? { context: { tokens: usage.tokens, window: usage.contextWindow } } : {}),
+  });
+}
+
+function isWireBody(payload: unknown): payload is WireRequestBody {
+  return typeof payload === "object" && payload !== null && Array.isArray((payload as { messages?: unknown }).messages);
+}
+
+export interface SendOptions {
+  memory: HostMemory;
+  pi: CachePi;
+  ctx: ExtensionContext;
+  settings: KeeperSettings;
+  payload: unknown;
+  now: number;
+}
+
+/**
+ * `before_provider_request`: the engine records the request and places the seam; the host
+ * fingerprints what goes out and attributes a bust. `undefined` keeps the payload.
+ */
+export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: SendOptions): unknown {
+  const warmPing = (payload as { max_tokens?: unknown } | null)?.max_tokens === 1;
+  const key = cacheKeyOf(pi, ctx, now);
+  const previousKey = memory.engine.ledger.lastKey;
+  const rewroteSinceLast = memory.engine.ledger.rewroteSinceLast;
+  const body = isWireBody(payload) ? payload : undefined;
+  const out = send(memory.engine, { body, key, warmPing, settings, model: ctx.model ? { api: ctx.model.api, id: ctx.model.id } : undefined });
+  memory.engine = out.state;
+  if (!body || !out.body) return undefined;
+  if (warmPing) return out.body === body ? undefined : out.body;
+
+  const fp = fingerprintLayers(out.body, { at: now, model: key.model, thinkingLevel: key.thinkingLevel, seamMessageIndex: out.seam });
+  const previous = memory.fingerprints.entries[memory.fingerprints.entries.length - 1];
+  let extended = false;
+  if (previous && previousKey) {
+    const verdict = attributeBust(previous, fp, {
+      ttlMs: liveTtlMs(),
+      ttl: longRetention() ? "1h" : "5m",
+      keeperRewroteSinceLast: rewroteSinceLast,
+      toolsChanged: previousKey.toolsDigest !== key.toolsDigest,
+    });
+    memory.attributions = appendToRing(memory.attributions, verdict, ATTRIBUTION_CAPACITY);
+    extended = verdict.cause === "none";
+  }
+  memory.fingerprints = recordFingerprint(memory.fingerprints, fp);
+  memory.engine = { ...memory.engine, ledger: ledgerSentPrefixes(ledgerExtended(memory.engine.ledger, extended), fp.messagePrefixes) };
+  return out.body === body ? undefined : out.body;
+}
+
+/** Do not pay to keep warm a prefix a waiting rewrite discards. */
+export function onWarmingDecision(memory: HostMemory, settings: KeeperSettings, event: WarmingDecisionFields): { action: "stop" } | undefined {
+  const pending = memory.engine.ledger.pending;
+  if (!settings.enabled || !settings.cache.discipline || !pending) return undefined;
+  return warmingOverride({ event, pendingRewrite: pending }) ? { action: "stop" } : undefined;
+}
+
+export const whyText = (memory: HostMemory): string => formatWhyReport(memory.engine.gateLog);
+export const cacheText = (memory: HostMemory): string => formatCacheReport({ fingerprints: memory.fingerprints.entries, attributions: memory.attributions });
