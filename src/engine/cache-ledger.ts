@@ -11,6 +11,7 @@
  * The live host feeds it Pi's events; the replay feeds it the recorded requests.
  */
 import { TTL_1H_MS } from "../cache/pricing.ts";
+import type { FlatBlock } from "../cache/flatten.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import { detectColdCache, type CacheKeySnapshot, type ColdCacheVerdict, type PendingRewrite } from "../discipline/cold-cache.ts";
 import { emptyObservedLosses, LOSS_READ_SHARE, recordObservation, type ObservedLosses } from "../discipline/observed-loss.ts";
@@ -101,6 +102,9 @@ export interface LedgerSendInput {
   seam: { frozenThroughTimestamp: number | undefined; api: string | undefined; modelId: string } | undefined;
   /** The messages the `context` render returned for this request. */
   rendered: readonly ContextMessage[];
+  /** `messagePrefixesOf(body)` and `flattenRequest(body)` when the caller already has them (the host's fingerprints). */
+  messagePrefixes?: readonly string[];
+  flat?: readonly FlatBlock[];
 }
 
 /** One request about to be sent: the ledger after it and the body to send (seam placed). */
@@ -122,6 +126,8 @@ export function ledgerOnSend(ledger: CacheLedger, input: LedgerSendInput): { led
         api: input.seam.api,
         modelId: input.seam.modelId,
         ...(previous ? { previous: { seamMessageIndex: previous.seamMessageIndex, messagePrefixes: previous.messagePrefixes ?? messagePrefixesOf(previous.body) } } : {}),
+        ...(input.messagePrefixes ? { currentPrefixes: input.messagePrefixes } : {}),
+        ...(input.flat ? { flat: input.flat } : {}),
       })
     : { body: input.body, seam: -1 };
   if (warmPing) return { ledger: next, body: placed.body, seam: placed.seam };
@@ -129,19 +135,16 @@ export function ledgerOnSend(ledger: CacheLedger, input: LedgerSendInput): { led
   return {
     ledger: {
       ...next,
-      seam: { placed: placed.seam >= 0, previous: { body: placed.body, seamMessageIndex: Math.min(placed.seam, placed.body.messages.length - 1) } },
+      seam: {
+        placed: placed.seam >= 0,
+        previous: { body: placed.body, seamMessageIndex: Math.min(placed.seam, placed.body.messages.length - 1), ...(input.messagePrefixes ? { messagePrefixes: input.messagePrefixes } : {}) },
+      },
       rewroteSinceLast: false,
       inFlight: { kind: last !== undefined && isUser(last) ? "prompt" : "loop", countable: false },
     },
     body: placed.body,
     seam: placed.seam,
   };
-}
-
-/** The sent request's per-message prefix hashes, when the caller already computed them (saves hashing it again). */
-export function ledgerSentPrefixes(ledger: CacheLedger, messagePrefixes: readonly string[]): CacheLedger {
-  const previous = ledger.seam.previous;
-  return previous ? { ...ledger, seam: { ...ledger.seam, previous: { ...previous, messagePrefixes } } } : ledger;
 }
 
 /**

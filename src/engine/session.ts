@@ -122,6 +122,8 @@ export function send(
     warmPing: input.warmPing,
     rendered: state.lastRender?.rendered ?? [],
     seam: seamOn && input.model ? { frozenThroughTimestamp: state.keeper.frontier.frozenThroughTimestamp, api: input.model.api, modelId: input.model.id } : undefined,
+    ...(input.messagePrefixes ? { messagePrefixes: input.messagePrefixes } : {}),
+    ...(input.flat ? { flat: input.flat } : {}),
   });
   return { state: { ...state, ledger: out.ledger }, body: out.body, seam: out.seam };
 }

@@ -11,7 +11,10 @@ import { attributeBust, fingerprintLayers, recordFingerprint } from "../discipli
 import { cacheTtlMs, warmingOverride, type CacheKeySnapshot, type WarmingDecisionFields } from "../discipline/cold-cache.ts";
 import { formatCacheReport, formatWhyReport } from "../discipline/format.ts";
 import { appendToRing } from "../discipline/ring.ts";
-import { cacheFacts, ledgerExtended, ledgerFromBranch, ledgerSentPrefixes } from "../engine/cache-ledger.ts";
+import { flattenRequest } from "../cache/flatten.ts";
+import { fingerprintRequest } from "../cache/fingerprints.ts";
+import { messagePrefixesOf } from "../discipline/seam-placement.ts";
+import { cacheFacts, ledgerExtended, ledgerFromBranch } from "../engine/cache-ledger.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
 import { send } from "../engine/session.ts";
 import type { ContextMessage } from "../session/messages.ts";
@@ -72,12 +75,24 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   const previousKey = memory.engine.ledger.lastKey;
   const rewroteSinceLast = memory.engine.ledger.rewroteSinceLast;
   const body = isWireBody(payload) ? payload : undefined;
-  const out = send(memory.engine, { body, key, warmPing, settings, model: ctx.model ? { api: ctx.model.api, id: ctx.model.id } : undefined });
+  // The body is flattened and hashed once: the seam's lazy move and the fingerprints share it
+  // (cache marks change neither).
+  const blocks = body && !warmPing ? flattenRequest(body) : undefined;
+  const fingerprint = body && blocks ? fingerprintRequest(body, blocks) : undefined;
+  const messagePrefixes = body && fingerprint ? messagePrefixesOf(body, fingerprint) : undefined;
+  const model = ctx.model ? { api: ctx.model.api, id: ctx.model.id } : undefined;
+  const out = send(memory.engine, { body, key, warmPing, settings, model, ...(messagePrefixes && blocks ? { messagePrefixes, flat: blocks } : {}) });
   memory.engine = out.state;
   if (!body || !out.body) return undefined;
   if (warmPing) return out.body === body ? undefined : out.body;
 
-  const fp = fingerprintLayers(out.body, { at: now, model: key.model, thinkingLevel: key.thinkingLevel, seamMessageIndex: out.seam });
+  const fp = fingerprintLayers(out.body, {
+    at: now,
+    model: key.model,
+    thinkingLevel: key.thinkingLevel,
+    seamMessageIndex: out.seam,
+    ...(blocks && fingerprint ? { precomputed: { blocks, fingerprint } } : {}),
+  });
   const previous = memory.fingerprints.entries[memory.fingerprints.entries.length - 1];
   let extended = false;
   if (previous && previousKey) {
@@ -91,7 +106,7 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
     extended = verdict.cause === "none";
   }
   memory.fingerprints = recordFingerprint(memory.fingerprints, fp);
-  memory.engine = { ...memory.engine, ledger: ledgerSentPrefixes(ledgerExtended(memory.engine.ledger, extended), fp.messagePrefixes) };
+  memory.engine = { ...memory.engine, ledger: ledgerExtended(memory.engine.ledger, extended) };
   return out.body === body ? undefined : out.body;
 }
 
