@@ -1,31 +1,10 @@
 /**
- * pi-context-keeper: the Pi extension entry. Wiring only — every decision lives in `src/`.
+ * pi-context-keeper: the Pi extension entry. The host (`src/host/hooks.ts`) registers every
+ * Pi event once; every decision lives in the engine (`src/engine/`) and the leaves under it.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { registerKeeperCompaction } from "./src/compaction/register.ts";
-import type { ContextMessage } from "./src/session/messages.ts";
-import { createKeeperShell } from "./src/shell/keeper-shell.ts";
+import { registerKeeper } from "./src/host/hooks.ts";
 
 export default function contextKeeper(pi: ExtensionAPI): void {
-  const shell = createKeeperShell(pi);
-
-  pi.on("session_start", (event, ctx) => shell.onSessionStart(event, ctx));
-  pi.on("session_tree", (_event, ctx) => shell.onSessionTree(ctx));
-  pi.on("session_compact", (_event, ctx) => shell.onSessionCompact(ctx));
-  pi.on("session_shutdown", () => shell.onSessionShutdown());
-  pi.on("context", (event, ctx) => shell.onContext(event, ctx));
-  pi.on("message_end", (event, ctx) => shell.onMessageEnd(event.message as ContextMessage, ctx));
-  pi.on("turn_end", (_event, ctx) => shell.onTurnEnd(ctx));
-  pi.on("before_provider_request", (event, ctx) => shell.onBeforeProviderRequest(event, ctx));
-  pi.on("cache_warming_decision", (event, ctx) => shell.onCacheWarmingDecision(event, ctx));
-  pi.registerTool({ ...shell.recallTool(), defaultActive: false });
-  pi.registerCommand("keeper", {
-    description: "context-keeper: status and settings; stats, now, why, cache, on, off, set, reset, save (Tab completes)",
-    getArgumentCompletions: (prefix) => shell.keeperCompletions(prefix),
-    handler: (args, ctx) => shell.onKeeperCommand(args, ctx),
-  });
-
-  registerKeeperCompaction(pi, {
-    isActive: () => shell.settings().enabled && shell.settings().compaction.enabled,
-  });
+  registerKeeper(pi);
 }

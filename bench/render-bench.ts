@@ -3,7 +3,9 @@
  * error-purge, chain-compress, thinking strip, pairing sweep) per request at 100, 1k and 5k
  * messages, beside a copy-only baseline (`structuredClone` of the messages) measured in the same
  * run. Sessions are generated; the persisted state is the real one after flushes at request ends
- * (size-model summaries). Not a test: prints a table. Run: `npm run bench`.
+ * (size-model summaries). Then everything the extension adds to one request (request-cost.ts:
+ * the host's `context`, cold-cache check, `before_provider_request` and `message_end`
+ * handlers) at 1k and 5k messages. Not a test: prints tables. Run: `npm run bench`.
  */
 import { captureBatches } from "../src/flush/capture.ts";
 import { planFlush } from "../src/flush/plan.ts";
@@ -12,6 +14,7 @@ import { renderForRequest, type KeeperRequestInfo } from "../src/report/keeper-e
 import { sizeModelSummarizer } from "../src/report/replay-summaries.ts";
 import type { ContextMessage } from "../src/session/messages.ts";
 import { emptyState, type KeeperState } from "../src/state/schema.ts";
+import { measureRequestCost } from "./request-cost.ts";
 import { computeThinkingBoundary } from "../src/thinking/index.ts";
 
 const SIZES = [100, 1_000, 5_000];
@@ -147,3 +150,21 @@ for (const [i, r] of rows.entries()) {
   if (i === 0) console.log(widths.map((w) => "-".repeat(w)).join("  "));
 }
 console.log("render: the keeper's `context` pipeline over a persisted state; clone: structuredClone of the same messages.");
+
+// Everything the extension adds to one request (bench/request-cost.ts), beside Pi's clone.
+console.log("");
+const costRows: string[][] = [["messages", "context", "cold check", "before_request", "message_end", "adds per request", "Pi's clone", "adds / clone"]];
+for (const size of [1_000, 5_000]) {
+  const { messages, requestEnds } = generateSession(size);
+  const state = stateAfterFlushes(messages, requestEnds, size > 2000 ? 5 : 1);
+  const context = [...messages, { role: "user", content: [{ type: "text", text: "next prompt" }], timestamp: Number.MAX_SAFE_INTEGER } as ContextMessage];
+  const c = measureRequestCost({ context, state, model: { provider: INFO.provider, id: INFO.model, api: INFO.api }, samples: size >= 5000 ? 60 : 200 });
+  costRows.push([String(size), fmt(c.context), fmt(c.coldCheck), fmt(c.beforeRequest), fmt(c.messageEnd), fmt(c.total), fmt(c.clone), `${(c.total / c.clone).toFixed(2)}×`]);
+  console.log(`adds ${c.total.toFixed(2)} ms per request at ${size} messages (Pi's structuredClone: ${c.clone.toFixed(2)} ms)`);
+}
+const costWidths = costRows[0].map((_, i) => Math.max(...costRows.map((r) => r[i].length)));
+for (const [i, r] of costRows.entries()) {
+  console.log(r.map((c, j) => (j === 0 ? c.padEnd(costWidths[j]) : c.padStart(costWidths[j]))).join("  "));
+  if (i === 0) console.log(costWidths.map((w) => "-".repeat(w)).join("  "));
+}
+console.log("adds: the host's context + before_provider_request + message_end handlers (medians, warm cache, seam on).");

@@ -18,8 +18,8 @@ function hashBlocks(blocks: readonly FlatBlock[]): string {
   return blocks.reduce((h, b) => chainHash(h, b.bytes), EMPTY_PREFIX_HASH);
 }
 
-export function fingerprintRequest(body: WireRequestBody): LayerFingerprints {
-  const blocks = flattenRequest(body);
+/** `blocks`: `flattenRequest(body)` when the caller already has it (marks do not change it). */
+export function fingerprintRequest(body: WireRequestBody, blocks: readonly FlatBlock[] = flattenRequest(body)): LayerFingerprints {
   const messages: string[] = [];
   let h = EMPTY_PREFIX_HASH;
   let bi = 0;

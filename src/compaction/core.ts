@@ -2,7 +2,7 @@
  * Public adapter API (`pi-context-keeper/core`): other compaction packages register an
  * adapter and get the background lifecycle, validation, apply paths and status line.
  * Everything here is type-safe to import without loading Pi's runtime; pass Pi's helpers
- * in `options.primitives` (see `pi-runtime.ts` for the binding this package uses).
+ * in `options.primitives` (see `src/host/compaction-runtime.ts` for the binding this package uses).
  */
 export type { AnyAsyncCompactionAdapter, AsyncCompactionAdapter, PrepareInput, RunOptions, SnapshotContext, SnapshotFields } from "./adapter.ts";
 export { type AsyncCompactionConfig, isInStartWindow, readCompactionEnv, startWindowBounds } from "./config.ts";

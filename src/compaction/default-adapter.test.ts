@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { createFauxCore, fauxAssistantMessage } from "@earendil-works/pi-ai";
 import { compact, DEFAULT_COMPACTION_SETTINGS, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { createDefaultAdapter, type PiCompactFn } from "./default-adapter.ts";
-import { piCompactionPrimitives } from "./pi-runtime.ts";
+import { piCompactionPrimitives } from "../host/compaction-runtime.ts";
 import { SessionBuilder } from "../../test/support/compaction/session-builder.ts";
 
 function session() {

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { prepareCompaction } from "./prepare.ts";
-import { piCompactionPrimitives } from "./pi-runtime.ts";
+import { piCompactionPrimitives } from "../host/compaction-runtime.ts";
 import { DEFAULT_COMPACTION_SETTINGS, type SessionManager } from "@earendil-works/pi-coding-agent";
 import { capturePiPreparation, comparable } from "../../test/support/compaction/pi-harness.ts";
 import { type BuildOp, corpusSession, SessionBuilder } from "../../test/support/compaction/session-builder.ts";

@@ -1,7 +1,7 @@
 /**
  * Pi's exported compaction/session helpers, passed in rather than imported, so that the
  * preparation and preview code stays pure and can be driven by tests with Pi's real
- * functions or with stand-ins. `pi-runtime.ts` binds the real ones.
+ * functions or with stand-ins. `src/host/compaction-runtime.ts` binds the real ones.
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type {

@@ -13,8 +13,8 @@
  * thinking settings); messages from the first changed one for a history rewrite. Each region
  * counts min(previous, current) tokens, because a rewrite that removed tokens writes fewer.
  */
-import { flattenRequest } from "../cache/flatten.ts";
-import { fingerprintRequest } from "../cache/fingerprints.ts";
+import { flattenRequest, type FlatBlock } from "../cache/flatten.ts";
+import { fingerprintRequest, type LayerFingerprints } from "../cache/fingerprints.ts";
 import { chainHash, EMPTY_PREFIX_HASH } from "../cache/prefix-hash.ts";
 import { DEFAULT_PRICING, type CachePricing } from "../cache/pricing.ts";
 import { createCharRatioEstimator, type TokenEstimator } from "../cache/token-estimator.ts";
@@ -31,16 +31,18 @@ export interface FingerprintOptions {
   thinkingLevel: string;
   /** Index in body.messages of the last frozen message (−1: none). */
   seamMessageIndex: number;
+  /** `flattenRequest(body)` and `fingerprintRequest(body)` when the caller has them (marks change neither). */
+  precomputed?: { blocks: readonly FlatBlock[]; fingerprint: LayerFingerprints };
   estimate?: TokenEstimator;
 }
 
 export function fingerprintLayers(body: WireRequestBody, options: FingerprintOptions): RequestFingerprint {
-  const fp = fingerprintRequest(body);
+  const fp = options.precomputed?.fingerprint ?? fingerprintRequest(body);
   const estimate = options.estimate ?? createCharRatioEstimator();
   const seam = Math.min(options.seamMessageIndex, body.messages.length - 1);
   const tokens = { tools: 0, system: 0, messages: body.messages.map(() => 0) };
   let tail = EMPTY_PREFIX_HASH;
-  for (const b of flattenRequest(body)) {
+  for (const b of options.precomputed?.blocks ?? flattenRequest(body)) {
     const t = estimate(b);
     if (b.layer === "tools") tokens.tools += t;
     else if (b.layer === "system") tokens.system += t;

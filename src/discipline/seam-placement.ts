@@ -8,7 +8,8 @@
  *
  * Pure: returns the very same payload object when no mark is added.
  */
-import { fingerprintRequest } from "../cache/fingerprints.ts";
+import type { FlatBlock } from "../cache/flatten.ts";
+import { fingerprintRequest, type LayerFingerprints } from "../cache/fingerprints.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { applySeamPlan, planSeamMark, type SeamPlan } from "./seam.ts";
@@ -35,6 +36,9 @@ export interface SeamPlacementInput {
   api: string | undefined;
   modelId: string;
   previous?: PreviousSeam;
+  /** `messagePrefixesOf(body)` and `flattenRequest(body)` when the caller already has them (saves hashing the body again). */
+  currentPrefixes?: readonly string[];
+  flat?: readonly FlatBlock[];
 }
 
 export interface SeamPlacement {
@@ -45,8 +49,8 @@ export interface SeamPlacement {
 }
 
 /** Short per-message prefix hashes of a payload (marks do not change them). */
-export function messagePrefixesOf(body: WireRequestBody): string[] {
-  return fingerprintRequest(body).messages.map((h) => h.slice(0, PREFIX_HASH_CHARS));
+export function messagePrefixesOf(body: WireRequestBody, fingerprint: LayerFingerprints = fingerprintRequest(body)): string[] {
+  return fingerprint.messages.map((h) => h.slice(0, PREFIX_HASH_CHARS));
 }
 
 export function placeSeamAtFrozenBoundary(input: SeamPlacementInput): SeamPlacement {
@@ -60,11 +64,11 @@ export function placeSeamAtFrozenBoundary(input: SeamPlacementInput): SeamPlacem
       target,
       previousSeam: input.previous.seamMessageIndex,
       previousPrefixes: input.previous.messagePrefixes,
-      currentPrefixes: messagePrefixesOf(body),
+      currentPrefixes: input.currentPrefixes ?? messagePrefixesOf(body),
     });
   }
   if (seam === undefined || seam < 0) return { body, seam: -1 };
-  const plan = planSeamMark(body, { api, seamMessageIndex: seam, minCacheableTokens: minCacheableTokensFor(input.modelId) });
+  const plan = planSeamMark(body, { api, seamMessageIndex: seam, minCacheableTokens: minCacheableTokensFor(input.modelId), ...(input.flat ? { flat: input.flat } : {}) });
   const placed = plan.kind === "place" || plan.reason === "already-marked";
   return { body: applySeamPlan(body, plan), seam: placed ? seam : -1, plan };
 }

@@ -44,6 +44,8 @@ export interface SeamOptions {
   markableTypes?: readonly string[];
   /** TTL when no other mark constrains it; default "5m". */
   defaultTtl?: "5m" | "1h";
+  /** `flattenRequest(payload)` when the caller already has it (saves flattening the body again). */
+  flat?: readonly FlatBlock[];
 }
 
 export type SeamSkip =
@@ -65,11 +67,11 @@ function isMarkable(block: FlatBlock, types: readonly string[]): boolean {
   return true;
 }
 
-export function defaultPrefixTokenEstimate(): (payload: WireRequestBody, at: BlockAddress) => number {
+export function defaultPrefixTokenEstimate(flat?: readonly FlatBlock[]): (payload: WireRequestBody, at: BlockAddress) => number {
   const estimate = createCharRatioEstimator();
   return (payload, at) => {
     let sum = 0;
-    for (const b of flattenRequest(payload)) {
+    for (const b of flat ?? flattenRequest(payload)) {
       if (b.layer === "messages" && (b.messageIndex > at.messageIndex || (b.messageIndex === at.messageIndex && b.blockIndex > at.blockIndex))) break;
       sum += estimate(b);
     }
@@ -81,7 +83,7 @@ const mark = (ttl: "5m" | "1h"): WireCacheControl => (ttl === "1h" ? { type: "ep
 const is1h = (m: WireCacheControl): boolean => m.ttl === "1h";
 
 export function planSeamMark(payload: WireRequestBody, options: SeamOptions): SeamPlan {
-  const flat = flattenRequest(payload);
+  const flat = options.flat ?? flattenRequest(payload);
   const marks = flat.filter((b) => b.mark !== undefined);
   const existingMarks = marks.length;
   const skip = (reason: SeamSkip): SeamPlan => ({ kind: "skip", reason, existingMarks });
@@ -113,7 +115,7 @@ export function planSeamMark(payload: WireRequestBody, options: SeamOptions): Se
   const ttl: "5m" | "1h" = mustBe1h ? "1h" : mustBe5m ? "5m" : neighbour ? (is1h(neighbour) ? "1h" : "5m") : options.defaultTtl ?? "5m";
 
   const at = { messageIndex: target.messageIndex, blockIndex: target.blockIndex };
-  const prefixTokens = (options.estimatePrefixTokens ?? defaultPrefixTokenEstimate())(payload, at);
+  const prefixTokens = (options.estimatePrefixTokens ?? defaultPrefixTokenEstimate(flat))(payload, at);
   if (prefixTokens < options.minCacheableTokens) return skip("below-minimum");
   return { kind: "place", at, mark: mark(ttl), prefixTokens, existingMarks };
 }

@@ -16,11 +16,11 @@ import { protectionMatcher } from "../prune/protection.ts";
 import { type KeeperEntry, frontierEntry, statsEntry, summaryEntry } from "../state/entries.ts";
 import { decodeWith } from "../state/entries.ts";
 import { BatchSummarySchema, type CompressedChain, type KeeperState, STATE_VERSION, type SummaryRecord } from "../state/schema.ts";
-import { type SkipReason, captureBatches, withClosingMessage } from "./capture.ts";
+import { type CaptureResult, type SkipReason, captureBatches, withClosingMessage } from "./capture.ts";
 import { contentHash } from "./content-hash.ts";
 import { proposeChains } from "./plan-chains.ts";
 import { proposeErrorPurges } from "./plan-errors.ts";
-import { estimateTokensSaved } from "./savings.ts";
+import { estimateTokensSaved, type SavingsInput } from "./savings.ts";
 
 /** Mutations a flush wants to apply. */
 export interface FlushProposal {
@@ -132,7 +132,26 @@ function deferredDecisions(proposed: FlushProposal, applied: FlushProposal): Flu
   return out;
 }
 
-export function planFlush(input: PlanFlushInput): FlushPlan {
+/** A proposal with everything `applyFlush` needs to turn (a part of) it into a plan. */
+export interface FlushDraft {
+  proposal: FlushProposal;
+  state: KeeperState;
+  /** The branch with the closing message, as the next request will carry it. */
+  messages: readonly ContextMessage[];
+  config: PruneConfig;
+  now: number;
+  newRecords: SummaryRecord[];
+  summaries: Record<string, SummaryRecord>;
+  decisions: FlushDecision[];
+}
+
+export interface ProposeFlushInput extends Omit<PlanFlushInput, "boundaryHooks"> {
+  /** `captureBatches` over the same state and branch, when the caller already ran it (capture once). */
+  capture?: CaptureResult;
+}
+
+/** Everything this flush would change, before any gate holds a part of it back. */
+export function proposeFlush(input: ProposeFlushInput): FlushDraft {
   const { state, config, now } = input;
   const decisions: FlushDecision[] = [];
   const messages = withClosingMessage(input.branchMessages, input.closingMessage);
@@ -141,7 +160,7 @@ export function planFlush(input: PlanFlushInput): FlushPlan {
   const frontier = state.frontier;
   const flushSeq = frontier.flushSeq + 1;
 
-  const capture = captureBatches({ branchMessages: messages, state, config });
+  const capture = input.capture ?? captureBatches({ branchMessages: messages, state, config });
   for (const skip of capture.skipped) decisions.push({ kind: "skip", batchKey: skip.batchKey, reason: skip.reason });
   const newRecords = config.enabled ? summaryRecords(capture.batches, input.summaries, flushSeq, decisions) : [];
   const summaries: Record<string, SummaryRecord> = { ...state.summaries };
@@ -179,12 +198,34 @@ export function planFlush(input: PlanFlushInput): FlushPlan {
     ? input.thinkingBoundary({ assistantTimestamps, previous: previousBoundary })
     : previousBoundary;
 
-  const proposed: FlushProposal = { stubKeys, aliases, purgeErrorKeys, chains, thinkingStripBoundaryTimestamp };
-  let applied = proposed;
-  for (const hook of input.boundaryHooks ?? []) {
-    applied = clampToProposal(hook(applied, { state, messages, config, now }), applied, previousBoundary);
-  }
-  decisions.push(...deferredDecisions(proposed, applied));
+  const proposal: FlushProposal = { stubKeys, aliases, purgeErrorKeys, chains, thinkingStripBoundaryTimestamp };
+  return { proposal, state, messages, config, now, newRecords, summaries, decisions };
+}
+
+export interface ApplyFlushOptions {
+  /** The part of the proposal to apply (default: all of it); clamped to the proposal. */
+  applied?: FlushProposal;
+  /**
+   * The frozen boundary cache discipline persists (undefined: unchanged). When nothing else
+   * changes, its move is a flush of its own: a frontier entry with the next `flushSeq`.
+   */
+  frozenThroughTimestamp?: number;
+  /** Renders for the savings estimate (default `renderContext`); injected to count renders. */
+  render?: SavingsInput["render"];
+  /** False: skip the savings estimate (a trial state that is measured, never persisted). */
+  measure?: boolean;
+}
+
+/** The plan for the applied part of a draft: next state and the entries to persist, built here only. */
+export function applyFlush(draft: FlushDraft, options: ApplyFlushOptions = {}): FlushPlan {
+  const { state, messages, config, now, newRecords, summaries, proposal } = draft;
+  const frontier = state.frontier;
+  const flushSeq = frontier.flushSeq + 1;
+  const previousBoundary = frontier.thinkingStripBoundaryTimestamp;
+  const applied = options.applied ? clampToProposal(options.applied, proposal, previousBoundary) : proposal;
+  const decisions = [...draft.decisions, ...deferredDecisions(proposal, applied)];
+  const frozen = options.frozenThroughTimestamp;
+  const frozenMoves = frozen !== undefined && frontier.frozenThroughTimestamp !== frozen;
 
   const boundaryMoved = applied.thinkingStripBoundaryTimestamp !== previousBoundary;
   const aliasCount = Object.keys(applied.aliases).length;
@@ -192,7 +233,9 @@ export function planFlush(input: PlanFlushInput): FlushPlan {
   // The first flush of a branch is always persisted: it marks the branch as flushed
   // (`flushSeq > 0`), which the thinking strip reads as "no boundary yet = strip nothing".
   if (frontier.flushSeq > 0 && newRecords.length === 0 && rewrites === 0 && !boundaryMoved) {
-    return { nextState: state, entriesToPersist: [], decisions };
+    if (!frozenMoves) return { nextState: state, entriesToPersist: [], decisions };
+    const moved = { ...frontier, flushSeq, lastFlushAt: now, frozenThroughTimestamp: frozen };
+    return { nextState: { ...state, frontier: moved }, entriesToPersist: [frontierEntry(moved)], decisions };
   }
 
   for (const k of applied.stubKeys) decisions.push({ kind: "stub", key: k });
@@ -210,6 +253,7 @@ export function planFlush(input: PlanFlushInput): FlushPlan {
     purgedErrorKeys: [...frontier.purgedErrorKeys, ...applied.purgeErrorKeys],
     compressedChains: [...frontier.compressedChains, ...applied.chains],
     thinkingStripBoundaryTimestamp: applied.thinkingStripBoundaryTimestamp,
+    ...(frozenMoves ? { frozenThroughTimestamp: frozen } : {}),
   };
   if (nextFrontier.thinkingStripBoundaryTimestamp === undefined) delete nextFrontier.thinkingStripBoundaryTimestamp;
   const withoutStats: KeeperState = { ...state, frontier: nextFrontier, summaries };
@@ -222,7 +266,8 @@ export function planFlush(input: PlanFlushInput): FlushPlan {
     stubbedResults: s.stubbedResults + applied.stubKeys.length + aliasCount,
     purgedErrors: s.purgedErrors + applied.purgeErrorKeys.length,
     compressedChains: s.compressedChains + applied.chains.length,
-    tokensSavedEstimate: s.tokensSavedEstimate + estimateTokensSaved({ messages, before: state, after: withoutStats, config }),
+    tokensSavedEstimate:
+      s.tokensSavedEstimate + (options.measure === false ? 0 : estimateTokensSaved({ messages, before: state, after: withoutStats, config, render: options.render })),
     summarizerInputTokens: s.summarizerInputTokens + newRecords.reduce((n, r) => n + r.summary.inputTokens, 0),
     summarizerOutputTokens: s.summarizerOutputTokens + newRecords.reduce((n, r) => n + r.summary.outputTokens, 0),
     summarizerCost: s.summarizerCost + newRecords.reduce((n, r) => n + r.summary.cost, 0),
@@ -234,4 +279,15 @@ export function planFlush(input: PlanFlushInput): FlushPlan {
     entriesToPersist: [...newRecords.map(summaryEntry), frontierEntry(nextFrontier), statsEntry(nextStats)],
     decisions,
   };
+}
+
+/** Propose, pass the proposal through `boundaryHooks` in order, apply (tests and simple callers). */
+export function planFlush(input: PlanFlushInput): FlushPlan {
+  const draft = proposeFlush(input);
+  const previousBoundary = draft.state.frontier.thinkingStripBoundaryTimestamp;
+  let applied = draft.proposal;
+  for (const hook of input.boundaryHooks ?? []) {
+    applied = clampToProposal(hook(applied, { state: draft.state, messages: draft.messages, config: draft.config, now: draft.now }), applied, previousBoundary);
+  }
+  return applyFlush(draft, { applied });
 }

@@ -15,15 +15,17 @@ export interface SavingsInput {
   before: KeeperState;
   after: KeeperState;
   config: PruneConfig;
+  /** The render to measure with (default `renderContext`); injected to count renders. */
+  render?: (input: { messages: ContextMessage[]; state: KeeperState; config: PruneConfig }) => ContextMessage[];
 }
 
-export function renderedChars(messages: readonly ContextMessage[], state: KeeperState, config: PruneConfig): number {
+export function renderedChars(messages: readonly ContextMessage[], state: KeeperState, config: PruneConfig, render: NonNullable<SavingsInput["render"]> = renderContext): number {
   const probe: UserMessage = { role: "user", content: "", timestamp: Number.MAX_SAFE_INTEGER };
-  const rendered = renderContext({ messages: [...messages, probe], state, config });
+  const rendered = render({ messages: [...messages, probe], state, config });
   return JSON.stringify(rendered).length;
 }
 
 export function estimateTokensSaved(input: SavingsInput): number {
-  const saved = renderedChars(input.messages, input.before, input.config) - renderedChars(input.messages, input.after, input.config);
+  const saved = renderedChars(input.messages, input.before, input.config, input.render) - renderedChars(input.messages, input.after, input.config, input.render);
   return Math.max(0, Math.round(saved / 4));
 }

@@ -26,7 +26,7 @@ export interface BudgetTriggerConfig {
   enabled: boolean;
   /**
    * Flush mid-run (at a `turn_end`) once the context has grown by this fraction of the
-   * model's window since the last flush ... (see `budgetTriggerFires` in `src/keeper/flush.ts`)
+   * model's window since the last flush ... (see `budgetTriggerFires` in `src/engine/triggers.ts`)
    */
   fraction: number;
   /** ... or by this many tokens, whichever is lower (keeps the trigger alive on 1M windows). */

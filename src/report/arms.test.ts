@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { ARMS, selectArms } from "./arms.ts";
 import { applySettingsOverride, keeperReplayConfig } from "./keeper-config.ts";
+import { budgetTokens } from "../engine/triggers.ts";
 import {
-  budgetTriggerTokens,
   createKeeperReplayEngine,
   flushPointOf,
   initialKeeperReplayState,
@@ -89,15 +89,15 @@ describe("flush points", () => {
     // tokens since −∞: ("p1" 2 + "read" 4 + {"path":"a.ts"} 15 + 4000) / 4 → ceil(4021 / 4) = 1006
     expect(tokensAddedSince(loop, Number.NEGATIVE_INFINITY)).toBe(1006);
     expect(flushPointOf(loop, initialKeeperReplayState(), undefined)).toBeUndefined();
-    expect(flushPointOf(loop, initialKeeperReplayState(), 1007)).toBeUndefined();
-    expect(flushPointOf(loop, initialKeeperReplayState(), 1006)?.reason).toBe("budget");
+    expect(flushPointOf(loop, initialKeeperReplayState(), (grown) => grown >= 1007)).toBeUndefined();
+    expect(flushPointOf(loop, initialKeeperReplayState(), (grown) => grown >= 1006)?.reason).toBe("budget");
     expect(tokensAddedSince(loop, 2)).toBe(1000);
   });
 
   test("budget = min(fraction × window, maxTokens)", () => {
-    const c = keeperReplayConfig().prune; // 0.25, 60000
-    expect(budgetTriggerTokens(c, 200_000)).toBe(50_000);
-    expect(budgetTriggerTokens(c, 1_000_000)).toBe(60_000);
+    const s = keeperReplayConfig().settings; // 0.25, 60000
+    expect(budgetTokens(s, 200_000)).toBe(50_000);
+    expect(budgetTokens(s, 1_000_000)).toBe(60_000);
   });
 });
 

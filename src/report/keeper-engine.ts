@@ -17,10 +17,16 @@
  * chain-compress, thinking strip, pairing sweep) over the persisted state.
  *
  * With cache discipline and `cache.seam` on, every serialized request then gets the seam mark
- * at the end of the frozen history, placed by the live shell's own function
- * (`placeSeamAtFrozenBoundary`, lazy move included); whether the last request carried it is
- * the `seamActive` fact of the next flush. A cold cache is detected as live
- * (`detectColdCache`): TTL expiry, a model switch or a thinking-level change.
+ * at the end of the frozen history (the engine's `send`, lazy move included); whether the
+ * last request carried it is the `seamActive` fact of the next flush. A cold cache is
+ * detected as live (the engine's cache ledger): TTL expiry, a model switch or a
+ * thinking-level change; the render then re-plans as live (`coldReplanDue`).
+ *
+ * Everything above is the engine the live host drives (`src/engine/`): the flush straight
+ * line, the summary routes, the budget formula, the cache facts and the cold-cache rule. What
+ * is the replay's own: where the recording says a flush would have fired (`flushPointOf`),
+ * the summarizer stand-in, and the facts a recording cannot give (context size from the
+ * rendered characters, losses read from the recorded usage).
  *
  * Pure: `stepKeeperReplay` is a reducer `(state, request) => {state, rendered}` and
  * `stepKeeperSeam` one `(state, body) => {state, body}`; the engine object only holds the
@@ -28,22 +34,20 @@
  */
 import { TTL_5M_MS } from "../cache/pricing.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
-import type { PreviousSeam } from "../discipline/seam-placement.ts";
-import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
-import type { GateLogEntry } from "../discipline/schema.ts";
-import type { BoundaryHook } from "../flush/plan.ts";
-import { planDisciplinedFlush, type CacheSettings, type DisciplineFacts } from "../keeper/discipline.ts";
-import type { PruneConfig } from "../prune/config.ts";
-import { liveOccurrenceKeys } from "../prune/occurrence.ts";
-import { type ContextMessage, isAssistant, isToolResult, isUser, timestampOf } from "../session/messages.ts";
-import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import { emptyState, type KeeperState } from "../state/schema.ts";
+import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
 import { messageChars } from "../discipline/history-view.ts";
-import { captureForFlush, planKeeperFlush } from "../keeper/flush.ts";
-import { keeperRender } from "../keeper/render.ts";
+import { observedLossesInHistory } from "../discipline/observed-loss.ts";
+import { type ContextMessage, isAssistant, isToolResult, isUser, timestampOf } from "../session/messages.ts";
+import type { KeeperState } from "../state/schema.ts";
+import { summarizeExtractively } from "../summarize/extractive.ts";
+import { cacheFacts } from "../engine/cache-ledger.ts";
+import type { CacheSettings, DisciplineFacts } from "../engine/decide.ts";
+import { keeperRender } from "../engine/render.ts";
+import { completeFlush, initialEngineState, render, send, startFlush, type EngineState } from "../engine/session.ts";
+import { summaryRoutes } from "../engine/summary-choice.ts";
+import { budgetTriggerFires } from "../engine/triggers.ts";
 import type { KeeperReplayConfig } from "./keeper-config.ts";
-import { replayCacheFacts, stepKeeperSeam } from "./keeper-cache-edge.ts";
-import { replaySummaryOf, type ReplaySummarizer } from "./replay-summaries.ts";
+import type { ReplaySummarizer } from "./replay-summaries.ts";
 
 /** What the replay knows about a request (model and recorded time). */
 export interface KeeperRequestInfo {
@@ -87,41 +91,25 @@ export interface SummarizerTotals {
 }
 
 export interface KeeperReplayState {
-  keeper: KeeperState;
+  /** The engine's state: the same one the live host keeps. */
+  engine: EngineState;
   /** Timestamp of the newest message the last flush saw (−∞ before the first flush). */
   flushedThrough: number;
   flushes: ReplayFlush[];
   summarizer: SummarizerTotals;
-  /** Recorded times of the requests replayed so far (cache discipline's request horizon). */
-  requestTimes: number[];
-  /** Model of the previous request (a switch loses the cache). */
-  previousModel?: string;
-  /** Thinking level of the previous request (a change loses the cache). */
+  /** Thinking level of the previous request, when the recording knew it (unknown is never a change). */
   previousThinkingLevel?: string;
-  /** The keeper's render of the latest request (where its seam goes). */
-  rendered: ContextMessage[];
-  /** The seam the latest serialized request carried (for its lazy move), and whether it carried one. */
-  seam: { previous?: PreviousSeam; placed: boolean };
   /** Estimated tokens of the previous request's rendered context (context pressure). */
   previousContextTokens: number;
-  /** Cache discipline held mutations back at the last flush: a cold cache re-plans. */
-  pending: boolean;
-  /** Gate decisions so far (cache discipline). */
-  gateLog: GateLogEntry[];
 }
 
 export function initialKeeperReplayState(): KeeperReplayState {
   return {
-    keeper: emptyState(),
+    engine: initialEngineState(),
     flushedThrough: Number.NEGATIVE_INFINITY,
     flushes: [],
     summarizer: { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 },
-    requestTimes: [],
     previousContextTokens: 0,
-    rendered: [],
-    seam: { placed: false },
-    pending: false,
-    gateLog: [],
   };
 }
 
@@ -131,19 +119,15 @@ export interface KeeperReplayDeps {
   summarize: ReplaySummarizer;
   /** Context window of the request's model, for the budget trigger. Default 200k. */
   contextWindow?: (info: KeeperRequestInfo) => number;
-  /** Seam for boundary hooks (profitability gate, quantized boundaries). None by default. */
-  boundaryHooks?: readonly BoundaryHook[];
   /**
    * Cache discipline (quantized boundary, piggybacking, gate, cold-cache re-plans), priced
    * with the recorded timestamps; with `seam` on, `stepKeeperSeam` marks the frozen boundary
-   * of every serialized request as the live shell does.
+   * of every serialized request as the live host does. Must be the settings' own `cache`.
    */
   discipline?: CacheSettings;
 }
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
-
-export { replayCacheFacts, stepKeeperSeam };
 
 /** Tokens (chars / 4) of the messages newer than `since`. */
 export function tokensAddedSince(messages: readonly ContextMessage[], since: number): number {
@@ -155,10 +139,6 @@ export function tokensAddedSince(messages: readonly ContextMessage[], since: num
   return Math.ceil(chars / 4);
 }
 
-export function budgetTriggerTokens(config: PruneConfig, contextWindow: number): number {
-  return Math.min(config.budgetTrigger.fraction * contextWindow, config.budgetTrigger.maxTokens);
-}
-
 export interface FlushPoint {
   reason: FlushReason;
   /** The branch as the live flush would see it. */
@@ -168,8 +148,11 @@ export interface FlushPoint {
 const newestTimestamp = (messages: readonly ContextMessage[]) =>
   messages.reduce((t, m) => Math.max(t, timestampOf(m) ?? Number.NEGATIVE_INFINITY), Number.NEGATIVE_INFINITY);
 
-/** Where (if at all) the live extension would have flushed before this request went out. */
-export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budgetTokens: number | undefined): FlushPoint | undefined {
+/**
+ * Where (if at all) the live extension would have flushed before this request went out.
+ * `budget`: the engine's budget rule for this request's window (absent: the trigger is off).
+ */
+export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budget: ((grownTokens: number) => boolean) | undefined): FlushPoint | undefined {
   let lastAssistant = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (isAssistant(messages[i])) {
@@ -183,70 +166,77 @@ export function flushPointOf(messages: ContextMessage[], state: KeeperReplayStat
     if (prompt >= 0 && ended > state.flushedThrough) return { reason: "request-end", branch: messages.slice(0, prompt) };
   }
   const last = messages[messages.length - 1];
-  if (budgetTokens !== undefined && last && isToolResult(last) && tokensAddedSince(messages, state.flushedThrough) >= budgetTokens) {
-    return { reason: "budget", branch: messages };
-  }
+  // Live, the budget trigger is checked at turn_end: after a turn's tool results.
+  if (budget && last && isToolResult(last) && budget(tokensAddedSince(messages, state.flushedThrough))) return { reason: "budget", branch: messages };
   return undefined;
+}
+
+/** The settings the engine runs with: cache discipline only when the arm asked for it. */
+function engineSettings(deps: Pick<KeeperReplayDeps, "config" | "discipline">): KeeperReplayConfig["settings"] {
+  const s = deps.config.settings;
+  return deps.discipline ? s : { ...s, cache: { ...s.cache, discipline: false } };
 }
 
 function modelOf(info: KeeperRequestInfo): { provider: string; id: string; api: string } {
   return { provider: info.provider, id: info.model, api: info.api };
 }
 
-interface FlushContext {
-  facts: DisciplineFacts | undefined;
-  summarizeBatches: boolean;
+/** The cache key of a request as far as the recording knows it (tools are not recorded). */
+function keyOf(state: KeeperReplayState, info: KeeperRequestInfo): CacheKeySnapshot {
+  const thinkingLevel = info.thinkingLevel ?? state.previousThinkingLevel ?? "";
+  return { at: info.timestamp, model: info.model, thinkingLevel, toolsDigest: "" };
 }
 
-function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperReplayRequest, deps: KeeperReplayDeps, fc: FlushContext): KeeperReplayState {
-  const settings = deps.config.settings;
+/** Cache facts at a request, from the engine's ledger and what only the recording knows. */
+export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplayRequest, contextWindow: number): DisciplineFacts {
+  const current = keyOf(state, request.info);
+  const ledger = state.engine.ledger;
+  // A level the recording did not know at the previous request is never a change.
+  const last = ledger.lastKey && state.previousThinkingLevel === undefined ? { ...ledger.lastKey, thinkingLevel: current.thinkingLevel } : ledger.lastKey;
+  return cacheFacts(
+    { ...ledger, lastKey: last },
+    {
+      current,
+      ttlMs: TTL_5M_MS,
+      // What the last request carried (rendered), as Pi's usage reports it live.
+      context: { tokens: state.previousContextTokens, window: contextWindow },
+      // The recording's usage is bare Pi's: every low read within the TTL is an unannounced loss.
+      observedLosses: observedLossesInHistory(request.messages, TTL_5M_MS),
+    },
+  );
+}
+
+function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperReplayRequest, deps: KeeperReplayDeps, facts: DisciplineFacts | undefined): KeeperReplayState {
+  const settings = engineSettings(deps);
   const model = modelOf(request.info);
-  const keeper = dropStateOutsideContext(state.keeper, liveOccurrenceKeys(point.branch));
-  const inputs = { state: keeper, branchMessages: point.branch, settings, model };
-  const { batches } = fc.summarizeBatches ? captureForFlush(inputs) : { batches: [] };
+  const started = startFlush(state.engine, { settings, model, branchMessages: point.branch });
+  const batches = started.capture.batches;
   // The live flush sees the requests sent so far: the horizon of the recorded times before this request.
-  const expectedRequests = estimateRequestHorizon({ requestTimes: state.requestTimes, ttlMs: TTL_5M_MS, cap: deps.config.summarizer.horizonCap }).expectedRequests;
-  const results = batches.map((b) => replaySummaryOf(b, { mode: deps.config.summarizer.mode, expectedRequests, summarize: deps.summarize }));
-  const sent = results.filter((r) => r.viaModel);
-  const planWith = (hooks: readonly BoundaryHook[] | undefined) =>
-    planKeeperFlush({ ...inputs, summaries: results.map((r) => r.summary), now: request.info.timestamp, ...(hooks ? { boundaryHooks: hooks } : {}) });
-  let plan;
-  let pending = state.pending;
-  let gateLog = state.gateLog;
-  if (deps.discipline && fc.facts) {
-    const disciplined = planDisciplinedFlush({
-      cache: deps.discipline,
-      facts: fc.facts,
-      now: request.info.timestamp,
-      label: `request ${request.requestIndex} (${point.reason})`,
-      plan: (hooks) => planWith([...(deps.boundaryHooks ?? []), ...hooks]),
-      render: (messages, s) => renderForRequest(messages, s, deps.config, request.info),
-    });
-    plan = disciplined.plan;
-    pending = disciplined.outcome.pending !== undefined;
-    gateLog = [...gateLog, ...disciplined.outcome.log];
-  } else plan = planWith(deps.boundaryHooks);
+  const routes = summaryRoutes({ settings, batches, requestFacts: { requestTimes: state.engine.ledger.requestTimes, ttlMs: TTL_5M_MS, horizonCap: deps.config.summarizer.horizonCap } });
+  const results = batches.map((b, i) => (routes[i] ? deps.summarize(b) : { summary: summarizeExtractively(b), billed: 0 }));
+  const done = completeFlush(started.state, {
+    settings,
+    model,
+    branchMessages: point.branch,
+    capture: started.capture,
+    summaries: results.map((r) => r.summary),
+    now: request.info.timestamp,
+    facts: deps.discipline ? facts : undefined,
+    label: `request ${request.requestIndex} (${point.reason})`,
+  });
   const billed = results.reduce((n, r) => n + r.billed, 0);
+  const sent = routes.filter(Boolean).length;
   const s = state.summarizer;
   return {
     ...state,
-    keeper: plan.nextState,
-    pending,
-    gateLog,
-    flushedThrough: fc.summarizeBatches ? Math.max(state.flushedThrough, newestTimestamp(point.branch)) : state.flushedThrough,
+    engine: done.state,
+    flushedThrough: Math.max(state.flushedThrough, newestTimestamp(point.branch)),
     flushes: [
       ...state.flushes,
-      {
-        requestIndex: request.requestIndex,
-        reason: point.reason,
-        batches: batches.length,
-        modelBatches: sent.length,
-        rewrote: plan.nextState.stats.rewritesCaused > keeper.stats.rewritesCaused,
-        summarizerBilled: billed,
-      },
+      { requestIndex: request.requestIndex, reason: point.reason, batches: batches.length, modelBatches: sent, rewrote: done.result.rewrote, summarizerBilled: billed },
     ],
     summarizer: {
-      calls: s.calls + sent.length,
+      calls: s.calls + sent,
       inputTokens: s.inputTokens + results.reduce((n, r) => n + r.summary.inputTokens, 0),
       outputTokens: s.outputTokens + results.reduce((n, r) => n + r.summary.outputTokens, 0),
       billed: s.billed + billed,
@@ -265,24 +255,48 @@ export function stepKeeperReplay(
   deps: KeeperReplayDeps,
 ): { state: KeeperReplayState; rendered: ContextMessage[] } {
   if (!deps.config.enabled) return { state, rendered: request.messages };
-  const trigger = deps.config.prune.budgetTrigger;
+  const settings = engineSettings(deps);
   const window = (deps.contextWindow ?? (() => DEFAULT_CONTEXT_WINDOW))(request.info);
-  const budget = trigger.enabled ? budgetTriggerTokens(deps.config.prune, window) : undefined;
-  const point = flushPointOf(request.messages, state, budget);
+  const budget = (grownTokens: number) => budgetTriggerFires({ settings, grownTokens, contextWindow: window });
+  const point = flushPointOf(request.messages, state, settings.pruning.budgetTrigger.enabled ? budget : undefined);
   const facts = deps.discipline ? replayCacheFacts(state, request, window) : undefined;
-  let next = state;
-  if (point) next = flush(state, point, request, deps, { facts, summarizeBatches: true });
-  else if (facts?.cold && state.pending) next = flush(state, { reason: "cold", branch: request.messages }, request, deps, { facts, summarizeBatches: false });
-  const rendered = renderForRequest(request.messages, next.keeper, deps.config, request.info);
+  let next = point ? flush(state, point, request, deps, facts) : state;
+  const before = next.engine.keeper.stats.flushes;
+  const out = render(next.engine, {
+    settings,
+    model: modelOf(request.info),
+    messages: request.messages,
+    now: request.info.timestamp,
+    facts: () => replayCacheFacts(next, request, window),
+    flushInFlight: false,
+    recall: false,
+  });
+  const cold: ReplayFlush[] =
+    out.persist === undefined ? [] : [{ requestIndex: request.requestIndex, reason: "cold", batches: 0, modelBatches: 0, rewrote: out.persist.rewrote, summarizerBilled: 0 }];
   next = {
     ...next,
-    requestTimes: [...next.requestTimes, request.info.timestamp],
-    previousModel: request.info.model,
+    engine: out.state,
+    flushes: out.state.keeper.stats.flushes > before ? [...next.flushes, ...cold] : next.flushes,
     ...(request.info.thinkingLevel !== undefined ? { previousThinkingLevel: request.info.thinkingLevel } : {}),
-    rendered,
-    previousContextTokens: deps.discipline ? tokensAddedSince(rendered, Number.NEGATIVE_INFINITY) : 0,
+    previousContextTokens: deps.discipline ? tokensAddedSince(out.rendered, Number.NEGATIVE_INFINITY) : 0,
   };
-  return { state: next, rendered };
+  return { state: next, rendered: out.rendered };
+}
+
+/**
+ * The serialized request `stepKeeperReplay` just rendered, through the engine's `send` (the
+ * cache ledger; the seam when the extension, cache discipline and `cache.seam` are on).
+ */
+export function stepKeeperSeam(
+  state: KeeperReplayState,
+  body: WireRequestBody,
+  info: KeeperRequestInfo,
+  deps: Pick<KeeperReplayDeps, "config" | "discipline">,
+): { state: KeeperReplayState; body: WireRequestBody } {
+  if (!deps.config.enabled) return { state, body };
+  const settings = engineSettings(deps);
+  const out = send(state.engine, { body, key: keyOf(state, info), warmPing: false, settings, model: { api: info.api, id: info.model } });
+  return { state: { ...state, engine: out.state }, body: out.body ?? body };
 }
 
 /** The replay hooks (`transformContext`, `transformBody`) over the reducers. */

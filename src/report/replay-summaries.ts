@@ -18,15 +18,14 @@
  * - `extractive`: the real deterministic summarizer (`summarizer.mode: "extractive"`), cost 0.
  *
  * In both, a summary that is not shorter than the outputs keeps them raw (`keepRawWhenLonger`).
- * The stand-in only replaces model calls: under `summarizer.mode: "auto"` the keeper engine
- * sends a batch to it only when the choice says model (the others get the extractive summary).
+ * The stand-in only replaces model calls: which batches reach it is the engine's rule
+ * (`summaryRoutes`, src/engine/summary-choice.ts), the one the live host uses.
  */
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
 import { extractiveSummaryText, keepRawWhenLonger, summarizeExtractively } from "../summarize/extractive.ts";
 import { findMissingFacts } from "../summarize/fidelity.ts";
 import { appendMissingFacts } from "../summarize/summary-prompt.ts";
-import { chooseSummarySourceForBatch } from "../summarize/summary-choice.ts";
 import { DEFAULT_SUMMARY_SIZE, estimateSummaryTokens, SUMMARY_INPUT_CHARS_PER_TOKEN, summaryCallSize } from "../summarize/summary-size.ts";
 
 export type ReplaySummarySource = "size-model" | "extractive";
@@ -93,21 +92,6 @@ export function sizeModelSummarizer(m: SizeModel = DEFAULT_SIZE_MODEL): ReplaySu
 
 export function extractiveReplaySummarizer(): ReplaySummarizer {
   return (batch) => ({ summary: summarizeExtractively(batch), billed: 0 });
-}
-
-const extractiveSummary = extractiveReplaySummarizer();
-
-/**
- * One batch's summary as the live extension would make it (src/shell/summarize-effect.ts):
- * `model` always asks the model (here its stand-in `summarize`), `extractive` never, `auto`
- * asks when the expected requests repay the call (src/summarize/summary-choice.ts).
- */
-export function replaySummaryOf(
-  batch: ToolBatch,
-  o: { mode: KeeperSettings["summarizer"]["mode"]; expectedRequests: number; summarize: ReplaySummarizer },
-): ReplaySummary & { viaModel: boolean } {
-  const viaModel = o.mode === "model" || (o.mode === "auto" && chooseSummarySourceForBatch(batch, { expectedRequests: o.expectedRequests }).source === "model");
-  return { ...(viaModel ? o.summarize(batch) : extractiveSummary(batch)), viaModel };
 }
 
 /** `outputPrice`: the session model's output price in units of its input price (default 5, Anthropic's). */

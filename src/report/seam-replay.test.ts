@@ -83,11 +83,10 @@ describe("a rewrite after the seam reads up to it", () => {
   // Request B: result c2 (after the frozen boundary) is stubbed, and c3 came back.
   const requestB = history.map((m, i) => (i === 8 ? result("c2", "read", "[stub]", 9) : m));
   const serialize = (messages: ContextMessage[]) => serializeForAnthropic(toLlmMessages(messages as never), { model: { provider: "anthropic", api: "anthropic-messages", id: "claude-sonnet-4-5" } });
-  const frozenAt6 = (rendered: ContextMessage[], base: KeeperReplayState = initialKeeperReplayState()): KeeperReplayState => ({
-    ...base,
-    rendered,
-    keeper: { ...emptyState(), frontier: { ...emptyState().frontier, frozenThroughTimestamp: 6 } },
-  });
+  const frozenAt6 = (rendered: ContextMessage[], base: KeeperReplayState = initialKeeperReplayState()): KeeperReplayState => {
+    const keeper = { ...emptyState(), frontier: { ...emptyState().frontier, frozenThroughTimestamp: 6 } };
+    return { ...base, engine: { ...base.engine, keeper, lastRender: { raw: rendered, rendered, state: keeper } } };
+  };
 
   function run(settings: typeof DEFAULT_SETTINGS) {
     const deps = { config: keeperReplayConfig(settings), discipline: settings.cache };
@@ -101,8 +100,8 @@ describe("a rewrite after the seam reads up to it", () => {
     // Wire messages: 0 user, 1 a(c0), 2 r0, 3 a(c1), 4 r1, 5 a(done), 6 user, 7 a(c2), 8 r2 ...
     // The answer "done" carries no id the wire can be matched by: the seam falls back to the
     // nearest identifiable message before it, result c1 (wire 4).
-    expect(seamed.a.state.seam).toEqual({ previous: expect.objectContaining({ seamMessageIndex: 4 }), placed: true });
-    expect(seamed.b.state.seam.placed).toBe(true);
+    expect(seamed.a.state.engine.ledger.seam).toEqual({ previous: expect.objectContaining({ seamMessageIndex: 4 }), placed: true });
+    expect(seamed.b.state.engine.ledger.seam.placed).toBe(true);
     const seamBlock = flattenRequest(seamed.b.body).findIndex((f) => f.mark !== undefined && f.messageIndex === 4);
     expect(seamBlock).toBeGreaterThanOrEqual(0);
     const b = seamed.analysis[1];
@@ -112,7 +111,7 @@ describe("a rewrite after the seam reads up to it", () => {
 
     const plain = run({ ...DEFAULT_SETTINGS, cache: { ...DEFAULT_SETTINGS.cache, seam: false } });
     expect(marksOf(plain.b.body).length).toBe(marksOf(serialize(requestB)).length);
-    expect(plain.b.state.seam.placed).toBe(false);
+    expect(plain.b.state.engine.ledger.seam.placed).toBe(false);
     expect(plain.analysis[1].read).toBe(0);
     expect(plain.analysis[1].write).toBeGreaterThan(b.write);
   });

@@ -73,6 +73,8 @@ describe("thinking level per request", () => {
         cold.push(replayCacheFacts(engine.state(), request, 200_000).cold);
         return engine.transformContext(messages as ContextMessage[], requestIndex, info) as never;
       },
+      // The engine records each request when it is sent (as the live host does at before_provider_request).
+      transformBody: (body, requestIndex, info) => engine.transformBody(body, requestIndex, info),
     });
     // Request 0: no previous request. 3 ("off" → "high"): thinking switched on, cold. 6
     // ("high" → "minimal"): thinking stays on, and the recorded corpus shows such a change

@@ -1,6 +1,6 @@
 /**
- * `summarizer.mode: "auto"` at the shell's edge (src/shell/summarize-effect.ts): which batches
- * reach the model, with the request facts the cache runtime hands the pruning runtime.
+ * `summarizer.mode: "auto"` at the host's edge (src/host/summarize-effect.ts over the engine's
+ * `summaryRoutes`): which batches reach the model, with the request facts of the cache ledger.
  */
 import { describe, expect, test } from "bun:test";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -9,7 +9,8 @@ import type { KeeperSettings } from "../settings/schema.ts";
 import type { BatchSummary, ToolBatch } from "./batch.ts";
 import { batchContentHash } from "./model-summarizer.ts";
 import { chooseSummarySourceForBatch } from "./summary-choice.ts";
-import { expectedRequestsOf, modelBatchMask, summarizeForFlush, type RequestFacts } from "../shell/summarize-effect.ts";
+import { summarizeForFlush } from "../host/summarize-effect.ts";
+import { expectedRequestsOf, summaryRoutes, type RequestFacts } from "../engine/summary-choice.ts";
 import { fakeComplete, resultMessage, scriptedStream } from "../../test/support/summarize/fake-model.ts";
 
 const TTL_5M = 5 * 60 * 1000;
@@ -82,7 +83,7 @@ describe("auto: the horizon decides per batch", () => {
 
   test("an identical batch already summarized by the model reuses it for free", async () => {
     const cache = new Map<string, BatchSummary>([[batchContentHash(medium), { batchKey: "earlier", text: "cached model summary", source: "model", inputTokens: 9, outputTokens: 9, cost: 1 }]]);
-    expect(modelBatchMask({ settings: withMode("auto"), batches: [medium], cache, requestFacts: longWarm })).toEqual([true]);
+    expect(summaryRoutes({ settings: withMode("auto"), batches: [medium], requestFacts: longWarm, cached: (b) => cache.has(batchContentHash(b)) })).toEqual([true]);
     const { summaries, calls } = await run(withMode("auto"), [medium], longWarm, cache);
     expect(calls).toHaveLength(0);
     expect(summaries[0]).toMatchObject({ source: "model", text: "cached model summary", cost: 0 });

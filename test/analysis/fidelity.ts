@@ -195,13 +195,13 @@ export function measureFidelity(options: FidelityOptions): FidelityReport {
   }
   const renderedText = visibleText(rendered);
   const state = engine.state();
-  const pruned = prunedKeysOf(state.keeper, renderedText);
+  const pruned = prunedKeysOf(state.engine.keeper, renderedText);
   const batches = prunedBatchesOf(raw, pruned);
   const prunedCalls: Record<PruneKind, number> = { stubbed: 0, aliased: 0, chain: 0, purged: 0 };
   const live = new Set(pairToolCalls(raw).calls.map((c) => c.key));
   for (const [key, kind] of pruned) if (live.has(key)) prunedCalls[kind]++;
   const shown = shownRefs(renderedText);
-  const recallable = new Set(prunedCallsOf(raw, state.keeper).map((c) => c.occurrenceKey));
+  const recallable = new Set(prunedCallsOf(raw, state.engine.keeper).map((c) => c.occurrenceKey));
   return {
     requests,
     flushes: state.flushes.length,

@@ -86,7 +86,7 @@ describe("the packed package", () => {
       mode: "rpc",
     });
     const text = run.notifications.map((n) => n.message).join("\n");
-    expect(text).toContain("context-keeper: enabled");
+    expect(text).toContain("context-keeper: on");
     expect(run.prompts[0]!.response?.success).toBe(true);
     expect(run.mainRequests.length).toBe(1);
     const tools = (run.mainRequests[0]!.body.tools ?? []).map((t) => (t as { name: string }).name);
@@ -160,7 +160,7 @@ describe.skipIf(!hasTmux)("the installed package in a real terminal", () => {
     tmux("send-keys", "-t", "pi", "-l", "/keeper");
     await Bun.sleep(500);
     tmux("send-keys", "-t", "pi", "Enter");
-    await waitScreen((s) => s.includes("context-keeper: enabled"), 60_000);
+    await waitScreen((s) => s.includes("context-keeper: on"), 60_000);
     // then the whole /keeper text: the screen stops changing
     let after = screen();
     for (let i = 0; i < 20; i++) {
@@ -169,7 +169,7 @@ describe.skipIf(!hasTmux)("the installed package in a real terminal", () => {
       if (next === after) break;
       after = next;
     }
-    expect(after).toContain("context-keeper: enabled");
+    expect(after).toContain("context-keeper: on");
     expect(after).toContain("settings from:");
   }, 150_000);
 });

@@ -4,27 +4,27 @@
  * functions, so moving to another engine (`src/engine/`'s `step(state, event)`) means
  * rewriting this file alone.
  *
- * Today it composes what the live shell composes (`src/shell/flush-run.ts`,
- * `flush-planning.ts`, `pruning-runtime.ts`, `cache-runtime.ts`), minus Pi and the clock:
- * capture → summaries (injected) → plan (through cache discipline when it is on) → index the
- * originals the new state hides → the entries to persist, recall delta first.
+ * It drives the engine's transitions the live host drives (`src/engine/session.ts`:
+ * `startFlush` → summaries (injected) → `completeFlush`: propose → decide (cache discipline,
+ * when on) → apply → the entries to persist, recall delta first), minus Pi and the clock.
  */
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { TTL_5M_MS } from "../../src/cache/pricing.ts";
 import type { WireRequestBody } from "../../src/cache/wire-types.ts";
-import { piCompactionPrimitives } from "../../src/compaction/pi-runtime.ts";
+import { piCompactionPrimitives } from "../../src/host/compaction-runtime.ts";
 import { prepareCompaction } from "../../src/compaction/prepare.ts";
 import { detectColdCache, type CacheKeySnapshot } from "../../src/discipline/cold-cache.ts";
 import { messageChars } from "../../src/discipline/history-view.ts";
 import { placeSeamAtFrozenBoundary, messagePrefixesOf, type PreviousSeam } from "../../src/discipline/seam-placement.ts";
-import { thinkingPolicyFor, type ModelIdentityInput } from "../../src/keeper/config.ts";
-import { planDisciplinedFlush, type DisciplineFacts } from "../../src/keeper/discipline.ts";
-import { budgetTriggerFires, captureForFlush, planKeeperFlush } from "../../src/keeper/flush.ts";
-import { keeperRender } from "../../src/keeper/render.ts";
+import type { ModelIdentityInput } from "../../src/engine/config.ts";
+import type { DisciplineFacts } from "../../src/engine/decide.ts";
+import type { PersistEntry } from "../../src/engine/flush.ts";
+import { keeperRender } from "../../src/engine/render.ts";
+import * as session from "../../src/engine/session.ts";
+import { budgetTriggerFires } from "../../src/engine/triggers.ts";
 import { liveOccurrenceKeys } from "../../src/prune/occurrence.ts";
-import { prunedCallsOf } from "../../src/recall/pruned-calls.ts";
-import { CUSTOM_TYPE_RECALL, recallDelta, restoreRecallIndex } from "../../src/recall/recall-entries.ts";
-import { emptyRecallIndex, recordOriginals, type RecallIndex, type SpillWrite } from "../../src/recall/recall-index.ts";
+import { restoreRecallIndex } from "../../src/recall/recall-entries.ts";
+import { emptyRecallIndex, type RecallIndex, type SpillWrite } from "../../src/recall/recall-index.ts";
 import { executeRecall, type RecallResult } from "../../src/recall/tool.ts";
 import type { ContextMessage } from "../../src/session/messages.ts";
 import type { KeeperSettings } from "../../src/settings/schema.ts";
@@ -33,19 +33,13 @@ import { restoreState } from "../../src/state/entries.ts";
 import { emptyState, type KeeperState } from "../../src/state/schema.ts";
 import type { BatchSummary, ToolBatch } from "../../src/summarize/batch.ts";
 
-export type { DisciplineFacts, RecallResult, PreviousSeam };
+export type { DisciplineFacts, PersistEntry, RecallResult, PreviousSeam };
 export type Model = ModelIdentityInput & { api: string };
 
 /** What one session runtime of the extension holds between events. */
 export interface EngineState {
   keeper: KeeperState;
   recall: RecallIndex;
-}
-
-/** A custom entry to append to the session, in order. */
-export interface PersistEntry {
-  customType: string;
-  data: unknown;
 }
 
 export function initialEngineState(): EngineState {
@@ -66,12 +60,15 @@ export function render(input: RenderInput): ContextMessage[] {
 
 /** Whether a flush does anything for this model (pruning on, or the thinking strip strips). */
 export function flushesActive(settings: KeeperSettings, model: Model): boolean {
-  return settings.enabled && (settings.pruning.enabled || thinkingPolicyFor(settings, model).strip);
+  return session.flushesActive(settings, model);
 }
 
 export function budgetFires(input: { settings: KeeperSettings; contextTokens: number; tokensAtLastFlush: number; contextWindow: number }): boolean {
-  return budgetTriggerFires(input);
+  return budgetTriggerFires({ settings: input.settings, grownTokens: input.contextTokens - input.tokensAtLastFlush, contextWindow: input.contextWindow });
 }
+
+/** The engine's state around the fuzzer's (the cache ledger and gate log are the fuzzer's own). */
+const engineStateOf = (state: EngineState): session.EngineState => session.initialEngineState({ keeper: state.keeper, recall: state.recall });
 
 export interface FlushInput {
   state: EngineState;
@@ -99,59 +96,44 @@ export interface FlushOutput {
 
 export async function flush(input: FlushInput): Promise<FlushOutput> {
   const { settings, model, branch, now } = input;
-  const keeper = dropStateOutsideContext(input.state.keeper, liveOccurrenceKeys(branch));
-  const inputs = { state: keeper, branchMessages: branch, settings, model };
-  const capture = captureForFlush(inputs);
-  const summaries = await input.summarize(capture.batches);
-  const planWith = (boundaryHooks: Parameters<typeof planKeeperFlush>[0]["boundaryHooks"]) =>
-    planKeeperFlush({ ...inputs, summaries, now, ...(boundaryHooks ? { boundaryHooks } : {}) });
-  const plan =
-    settings.cache.discipline && input.discipline
-      ? planDisciplinedFlush({
-          cache: settings.cache,
-          facts: input.discipline,
-          now,
-          label: `fuzz flush ${keeper.stats.flushes + 1}`,
-          plan: (hooks) => planWith(hooks),
-          render: (messages, s) => keeperRender({ messages, state: s, settings, model }),
-        }).plan
-      : planWith(undefined);
-  const recorded = recordOriginals(input.state.recall, {
-    calls: [...capture.batches.flatMap((b) => b.calls), ...prunedCallsOf(branch, plan.nextState)],
-    spill: { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => input.spillPathFor(sha) },
+  const begun = session.startFlush(engineStateOf(input.state), { settings, model, branchMessages: branch });
+  const summaries = await input.summarize(begun.capture.batches);
+  const { result } = session.completeFlush(begun.state, {
+    settings,
+    model,
+    branchMessages: branch,
+    capture: begun.capture,
+    summaries,
+    now,
+    facts: input.discipline,
+    label: `fuzz flush ${begun.state.keeper.stats.flushes + 1}`,
+    recall: { spill: { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => input.spillPathFor(sha) } },
   });
-  const delta = recallDelta(input.state.recall, recorded.index);
-  const entries: PersistEntry[] = [
-    ...(delta ? [{ customType: CUSTOM_TYPE_RECALL, data: delta }] : []),
-    ...plan.entriesToPersist.map((e) => ({ customType: e.customType, data: e.data })),
-  ];
-  return { state: { keeper: plan.nextState, recall: recorded.index }, entries, spills: recorded.spills, batches: capture.batches.length };
+  return {
+    state: { keeper: result.nextState, recall: result.nextRecall ?? input.state.recall },
+    entries: result.entries,
+    spills: result.spills,
+    batches: begun.capture.batches.length,
+  };
 }
 
 /**
- * Before a render, when the cache is already lost and cache discipline is on: apply what
- * waits, without the summarizer (as `src/shell/cold-replan.ts`). Undefined when nothing
- * changes history.
+ * Before a render, when the cache is already lost and cache discipline is on: the engine's
+ * cold re-plan (`render` in `src/engine/session.ts`, as the live `context` hook runs it).
+ * Undefined when nothing changes history.
  */
 export function coldReplan(input: { state: EngineState; branch: ContextMessage[]; settings: KeeperSettings; model: Model; now: number; facts: DisciplineFacts }): { state: EngineState; entries: PersistEntry[] } | undefined {
-  const { settings, model, branch, now, state } = input;
-  if (!flushesActive(settings, model) || !settings.cache.discipline || !input.facts.cold) return undefined;
-  const plan = planDisciplinedFlush({
-    cache: settings.cache,
-    facts: input.facts,
-    now,
-    label: `fuzz flush ${state.keeper.stats.flushes + 1} (cold)`,
-    plan: (boundaryHooks) => planKeeperFlush({ state: state.keeper, branchMessages: branch, settings, model, summaries: [], now, boundaryHooks }),
-    render: (messages, s) => keeperRender({ messages, state: s, settings, model }),
-  }).plan;
-  if (plan.nextState.stats.rewritesCaused === state.keeper.stats.rewritesCaused) return undefined;
-  const recorded = recordOriginals(state.recall, { calls: prunedCallsOf(branch, plan.nextState) });
-  const delta = recallDelta(state.recall, recorded.index);
-  const entries: PersistEntry[] = [
-    ...(delta ? [{ customType: CUSTOM_TYPE_RECALL, data: delta }] : []),
-    ...plan.entriesToPersist.map((e) => ({ customType: e.customType, data: e.data })),
-  ];
-  return { state: { keeper: plan.nextState, recall: recorded.index }, entries };
+  const out = session.render(engineStateOf(input.state), {
+    settings: input.settings,
+    model: input.model,
+    messages: input.branch,
+    now: input.now,
+    facts: () => input.facts,
+    flushInFlight: false,
+    recall: true,
+  });
+  if (!out.persist) return undefined;
+  return { state: { keeper: out.persist.nextState, recall: out.persist.nextRecall ?? input.state.recall }, entries: out.persist.entries };
 }
 
 /** Session start or `/tree`: the state rebuilt from the branch's entries alone. */

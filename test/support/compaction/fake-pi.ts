@@ -7,7 +7,7 @@ import { DEFAULT_COMPACTION_SETTINGS, type ExtensionAPI, type ExtensionContext, 
 import type { AnyAsyncCompactionAdapter } from "../../../src/compaction/adapter.ts";
 import type { ReadyCompaction } from "../../../src/compaction/job-reducer.ts";
 import type { LifecycleEvent } from "../../../src/compaction/lifecycle.ts";
-import { piCompactionPrimitives } from "../../../src/compaction/pi-runtime.ts";
+import { piCompactionPrimitives } from "../../../src/host/compaction-runtime.ts";
 import { prepareCompaction } from "../../../src/compaction/prepare.ts";
 import { registerAsyncCompaction } from "../../../src/compaction/register-async.ts";
 import type { CompactionPreparation } from "../../../src/compaction/primitives.ts";

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fauxProvider } from "@earendil-works/pi-ai";
 import { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } from "@earendil-works/pi-coding-agent";
-import type { LifecycleEvent } from "./lifecycle.ts";
-import { registerKeeperCompaction } from "./register.ts";
+import type { LifecycleEvent } from "../compaction/lifecycle.ts";
+import { registerKeeperCompaction } from "./compaction.ts";
 
 async function load(env: Record<string, string>) {
   const dir = mkdtempSync(join(tmpdir(), "ck-register-"));

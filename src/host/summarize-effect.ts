@@ -3,26 +3,16 @@
  * model registry, so the user's auth applies) or deterministically. Never throws: the
  * model summarizer falls back to the extractive summary per batch.
  *
- * `summarizer.mode`: `model` sends every batch to the model, `extractive` none, `auto` only
- * the batches whose pruning repays the call (src/summarize/summary-choice.ts) over the
- * requests expected to read them (the cache discipline's request horizon). Without request
- * facts `auto` is conservative: no model call.
+ * Which batches go to the model is the engine's rule (`summaryRoutes`,
+ * src/engine/summary-choice.ts), shared with the replay.
  */
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
 import { batchContentHash, summarizeBatches, type SummaryProgress } from "../summarize/model-summarizer.ts";
-import { chooseSummarySourceForBatch } from "../summarize/summary-choice.ts";
-
-/** What the cache runtime saw of this session's requests (a subset of `DisciplineFacts`). */
-export interface RequestFacts {
-  requestTimes: readonly number[];
-  ttlMs: number;
-  horizonCap?: number;
-}
+import { summaryRoutes, type RequestFacts } from "../engine/summary-choice.ts";
 
 export interface SummarizeEffectOptions {
   ctx: ExtensionContext;
@@ -49,27 +39,12 @@ export function resolveSummarizerModel(ctx: ExtensionContext, configured: string
   };
 }
 
-/** N of summary-choice.ts: the request about to be sent plus the warm reads expected after it. */
-export function expectedRequestsOf(facts: RequestFacts | undefined, settings: KeeperSettings): number | undefined {
-  if (!facts) return undefined;
-  return estimateRequestHorizon({ requestTimes: facts.requestTimes, ttlMs: facts.ttlMs, cap: facts.horizonCap ?? settings.cache.horizonCap }).expectedRequests;
-}
-
-/** Whether each batch goes to the model (input order). A cached identical batch is free, so it always does. */
-export function modelBatchMask(options: Pick<SummarizeEffectOptions, "settings" | "batches" | "cache" | "requestFacts">): boolean[] {
-  const mode = options.settings.summarizer.mode;
-  if (mode === "extractive") return options.batches.map(() => false);
-  if (mode === "model") return options.batches.map(() => true);
-  const n = expectedRequestsOf(options.requestFacts, options.settings);
-  return options.batches.map(
-    (b) => options.cache.has(batchContentHash(b)) || (n !== undefined && chooseSummarySourceForBatch(b, { expectedRequests: n }).source === "model"),
-  );
-}
 
 export async function summarizeForFlush(options: SummarizeEffectOptions): Promise<BatchSummary[]> {
   const { ctx, settings, batches } = options;
   if (batches.length === 0) return [];
-  const mask = modelBatchMask(options);
+  // The engine's one rule (src/engine/summary-choice.ts); a cached identical batch is free.
+  const mask = summaryRoutes({ settings, batches, requestFacts: options.requestFacts, cached: (b) => options.cache.has(batchContentHash(b)) });
   const toModel = batches.filter((_, i) => mask[i]);
   const extractive = () => batches.map((b) => summarizeExtractively(b));
   if (toModel.length === 0) return extractive();

@@ -9,7 +9,7 @@ import {
   estimateTokens,
   sessionEntryToContextMessages,
 } from "@earendil-works/pi-coding-agent";
-import type { AgentMessage, PiCompactionPrimitives } from "./primitives.ts";
+import type { AgentMessage, PiCompactionPrimitives } from "../compaction/primitives.ts";
 
 export const piCompactionPrimitives: PiCompactionPrimitives = {
   buildSessionProjection: (entries, leafId) => buildSessionProjection(entries, leafId),

@@ -1,12 +1,11 @@
 /**
- * planDisciplinedFlush over small branches: what applies, what waits and why, and the frozen
+ * The flush gate over small branches: what applies, what waits and why, and the frozen
  * boundary it persists. Exact gate arithmetic is in test/unit/discipline/gate*.test.ts; here
  * the figures only have to be far apart.
  */
 import { describe, expect, test } from "bun:test";
-import { planDisciplinedFlush, type DisciplineFacts } from "./discipline.ts";
-import { planKeeperFlush } from "./flush.ts";
-import { keeperRender } from "./render.ts";
+import type { DisciplineFacts } from "./decide.ts";
+import { finishFlush } from "./flush.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
@@ -39,17 +38,11 @@ function facts(over: Partial<DisciplineFacts> = {}): DisciplineFacts {
 }
 
 function flush(branch: ContextMessage[], summaries: BatchSummary[], f: DisciplineFacts, state: KeeperState = emptyState()) {
-  return planDisciplinedFlush({
-    cache: settings.cache,
-    facts: f,
-    now: 1_000_000,
-    label: "test flush",
-    plan: (boundaryHooks) => planKeeperFlush({ state, branchMessages: branch, settings, model: MODEL, summaries, now: 1_000_000, boundaryHooks }),
-    render: (messages, s) => keeperRender({ messages, state: s, settings, model: MODEL }),
-  });
+  const done = finishFlush({ state, branchMessages: branch, settings, model: MODEL, summaries, now: 1_000_000, discipline: { cache: settings.cache, facts: f, label: "test flush" } });
+  return { plan: done.plan, outcome: done.outcome! };
 }
 
-describe("planDisciplinedFlush", () => {
+describe("the flush gate (finishFlush with cache discipline)", () => {
   // One early read of 2,000 chars, then ~100k tokens of chatter, then the final answer.
   const deep: ContextMessage[] = [user("look at a.ts", 1), ...read("a", 2, 2000), assistant([text("a.ts is fine")], 4), ...chatter(10, 25, 16_000), assistant([text("done")], 100)];
   const deepSummaries = [summary("batch:a@2", "a.ts: a small module")];

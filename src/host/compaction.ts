@@ -1,15 +1,16 @@
 /**
  * Pi wiring for this package's async compaction: env config, Pi's settings and runtime
- * helpers, the default adapter. `index.ts` calls `registerKeeperCompaction(pi, options)`.
+ * helpers, the default adapter. The host (`hooks.ts`) calls `registerKeeperCompaction` with
+ * its event hub, so each Pi event is still registered once, by the host.
  */
 import { type ExtensionAPI, type ExtensionContext, SettingsManager } from "@earendil-works/pi-coding-agent";
 import { appendFileSync } from "node:fs";
-import { readCompactionEnv } from "./config.ts";
-import type { CompactionController } from "./controller.ts";
-import { createDefaultAdapter } from "./default-adapter.ts";
-import type { LifecycleEvent, LifecycleListener } from "./lifecycle.ts";
-import { piCompact, piCompactionPrimitives } from "./pi-runtime.ts";
-import { registerAsyncCompaction } from "./register-async.ts";
+import { readCompactionEnv } from "../compaction/config.ts";
+import type { CompactionController } from "../compaction/controller.ts";
+import { createDefaultAdapter } from "../compaction/default-adapter.ts";
+import type { LifecycleEvent, LifecycleListener } from "../compaction/lifecycle.ts";
+import { piCompact, piCompactionPrimitives } from "./compaction-runtime.ts";
+import { registerAsyncCompaction } from "../compaction/register-async.ts";
 
 export interface KeeperCompactionOptions {
   /** Defaults to `process.env`. */

@@ -1,14 +1,18 @@
-/** The cache runtime (shell) with a fake Pi: seam placement, facts, attribution, warming override. */
+/** The host's cache edge over the engine's ledger, with a fake Pi: seam placement, facts, attribution, warming override. */
 import { describe, expect, test } from "bun:test";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
-import type { DisciplineOutcome } from "./discipline.ts";
+import { coldVerdictOf } from "../engine/cache-ledger.ts";
+import type { DisciplineOutcome } from "../engine/decide.ts";
+import type { FlushResult } from "../engine/flush.ts";
+import { adoptFlush, observeUsage } from "../engine/session.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import { createCacheRuntime } from "../shell/cache-runtime.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
+import { cacheKeyOf, cacheText, liveFacts, liveTtlMs, onProviderRequest, onWarmingDecision } from "./cache-edge.ts";
+import { emptyHostMemory } from "./host-types.ts";
 
 const M = { type: "ephemeral" as const };
 const big = (tag: string) => `${tag} `.repeat(3000);
@@ -16,18 +20,31 @@ const big = (tag: string) => `${tag} `.repeat(3000);
 function setup(over: { settings?: KeeperSettings; frozen?: number } = {}) {
   let clock = 1_000_000;
   let tools = ["read"];
-  let state: KeeperState = { ...emptyState(), frontier: { ...emptyState().frontier, ...(over.frozen !== undefined ? { frozenThroughTimestamp: over.frozen } : {}) } };
-  const rt = createCacheRuntime({
-    pi: { getThinkingLevel: () => "medium", getActiveTools: () => tools } as never,
-    settings: () => over.settings ?? DEFAULT_SETTINGS,
-    state: () => state,
-    now: () => clock,
-  });
+  const settings = over.settings ?? DEFAULT_SETTINGS;
+  const memory = emptyHostMemory();
+  const withFrozen = (ts: number | undefined): KeeperState => ({ ...emptyState(), frontier: { ...emptyState().frontier, ...(ts !== undefined ? { frozenThroughTimestamp: ts } : {}) } });
+  memory.engine = { ...memory.engine, keeper: withFrozen(over.frozen) };
+  const pi = { getThinkingLevel: () => "medium", getActiveTools: () => tools } as never;
   const ctx = {
     model: { provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" },
     getContextUsage: () => ({ tokens: 50_000, contextWindow: 200_000, percent: 25 }),
   } as unknown as ExtensionContext;
-  const setFrozen = (ts: number) => (state = { ...state, frontier: { ...state.frontier, frozenThroughTimestamp: ts } });
+  // The host's handlers as keeper-host.ts calls them.
+  const rt = {
+    onContextRendered(messages: ContextMessage[]) {
+      memory.engine = { ...memory.engine, lastRender: { raw: messages, rendered: messages, state: memory.engine.keeper } };
+    },
+    onBeforeProviderRequest: (payload: unknown, c: ExtensionContext) => (settings.enabled ? onProviderRequest({ memory, pi, ctx: c, settings, payload, now: clock }) : undefined),
+    onAssistantMessage: (m: ContextMessage) => void (memory.engine = observeUsage(memory.engine, m)),
+    onCacheWarmingDecision: (e: Parameters<typeof onWarmingDecision>[2]) => onWarmingDecision(memory, settings, e),
+    facts: (c: ExtensionContext) => liveFacts(memory, pi, c, clock),
+    coldVerdict: (c: ExtensionContext) => coldVerdictOf(memory.engine.ledger, cacheKeyOf(pi, c, clock), liveTtlMs()),
+    recordFlush(outcome: DisciplineOutcome, rewrote: boolean) {
+      memory.engine = adoptFlush(memory.engine, { outcome, rewrote, nextState: memory.engine.keeper, nextRecall: undefined } as unknown as FlushResult);
+    },
+    cacheText: () => cacheText(memory),
+  };
+  const setFrozen = (ts: number) => (memory.engine = { ...memory.engine, keeper: withFrozen(ts) });
   return { rt, ctx, tick: (ms: number) => (clock += ms), setTools: (t: string[]) => (tools = t), setFrozen };
 }
 
@@ -56,7 +73,7 @@ function payload(resultB = big("B")): WireRequestBody {
 const markedMessages = (b: WireRequestBody) =>
   b.messages.flatMap((m, i) => (Array.isArray(m.content) && m.content.some((x) => (x as { cache_control?: unknown }).cache_control) ? [i] : []));
 
-describe("cache runtime", () => {
+describe("cache edge (host) over the engine ledger", () => {
   test("enabled: false leaves every payload alone and records nothing", () => {
     const { rt, ctx } = setup({ settings: { ...DEFAULT_SETTINGS, enabled: false }, frozen: 3 });
     rt.onContextRendered(rendered);

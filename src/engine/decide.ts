@@ -1,10 +1,8 @@
 /**
- * Cache discipline for one flush, as a pure composition shared by the live extension and the
- * replay report: quantized boundary → eligible mutations → piggybacking + profitability gate
- * → the part of the proposal to apply, plus the gate log and the boundary to persist.
- *
- *   full plan (no hook)  → the state with everything applied (for measuring)
- *   hooked plan          → the same flush, holding back what does not pay
+ * The gate of a flush (cache discipline), one pure decision over the flush's draft:
+ * quantized boundary → eligible mutations → piggybacking + profitability gate → the part of
+ * the proposal to apply, plus the gate log and the frozen boundary to persist. The engine's
+ * flush (`flush.ts`) calls it once, between propose and apply.
  *
  * Per mutation (see proposal-mutations.ts): where the next request first changes, what it
  * removes. Eligible while the cache is warm: mutations that end before the quantized boundary
@@ -39,12 +37,11 @@ import type { PendingRewrite } from "../discipline/cold-cache.ts";
 import { laterLossChance, lossChance, type ObservedLosses } from "../discipline/observed-loss.ts";
 import type { CostModel } from "../cache/cost-model.ts";
 import type { CachePricing } from "../cache/pricing.ts";
-import { type BoundaryHook, type BoundaryHookContext, type FlushPlan, type FlushProposal } from "../flush/plan.ts";
+import type { FlushDraft, FlushProposal } from "../flush/plan.ts";
 import { currentLoopStart } from "../prune/occurrence.ts";
 import { isAssistant, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import { frontierEntry } from "../state/entries.ts";
-import { CUSTOM_TYPE_FRONTIER, type KeeperState } from "../state/schema.ts";
+import type { KeeperState } from "../state/schema.ts";
 
 export type CacheSettings = KeeperSettings["cache"];
 
@@ -83,16 +80,23 @@ export interface DisciplineOutcome {
   expectedRequests: number;
 }
 
-export interface DisciplinedFlushInput {
+export interface DecideFlushInput {
   cache: CacheSettings;
   facts: DisciplineFacts;
   now: number;
   /** Names the flush in the log ("flush 12 (request-end)"). */
   label: string;
-  /** planKeeperFlush (or planFlush) over the flush's inputs with these hooks. */
-  plan: (boundaryHooks: readonly BoundaryHook[]) => FlushPlan;
+  /** The flush's proposal over its branch (`proposeFlush`). */
+  draft: FlushDraft;
+  /** The state with the whole proposal applied (measured, never persisted). */
+  trial: KeeperState;
   /** The `context` render for a message array and a state. */
   render: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
+  /**
+   * What the last request carried, when the caller remembers it: the render of the branch up
+   * to the last assistant message under the current state. Absent: rendered here.
+   */
+  sent?: readonly ContextMessage[];
 }
 
 const suffixSums = (xs: readonly number[]): number[] => {
@@ -101,16 +105,9 @@ const suffixSums = (xs: readonly number[]): number[] => {
   return out;
 };
 
-interface DecideInput extends DisciplinedFlushInput {
-  proposal: FlushProposal;
-  ctx: BoundaryHookContext;
-  trial: KeeperState;
-}
-
-function decide(input: DecideInput): { applied: FlushProposal; outcome: DisciplineOutcome } {
-  const { proposal, ctx, facts, cache, trial } = input;
-  const messages = ctx.messages;
-  const state = ctx.state;
+function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: DisciplineOutcome } {
+  const { facts, cache, trial, draft } = input;
+  const { proposal, messages, state } = draft;
   const previousThinking = state.frontier.thinkingStripBoundaryTimestamp;
   const boundary = quantizeBranchBoundary({
     messages,
@@ -120,7 +117,7 @@ function decide(input: DecideInput): { applied: FlushProposal; outcome: Discipli
 
   const world = endsWithAssistant(messages) ? [...messages, nextPromptProbe()] : [...messages];
   const lastSent = Math.max(0, lastAssistantIndex(messages));
-  const sent = slotsByRawIndex(messages, input.render(messages.slice(0, lastSent), state));
+  const sent = slotsByRawIndex(messages, input.sent ? [...input.sent] : input.render(messages.slice(0, lastSent), state));
   const without = slotsByRawIndex(messages, input.render(world, state));
   const withAll = slotsByRawIndex(messages, input.render(world, trial));
   const mutations = measureMutations({ proposal, messages, previousThinkingBoundary: previousThinking, without, withAll });
@@ -211,31 +208,7 @@ function decide(input: DecideInput): { applied: FlushProposal; outcome: Discipli
   };
 }
 
-/**
- * The plan with the frontier's frozen boundary set to `ts`. When the plan persisted no
- * frontier (nothing else changed), the boundary's move is a flush of its own: a frontier entry
- * with the next `flushSeq` and `lastFlushAt = now`, so every frontier write stays one flush.
- */
-export function withFrozenBoundary(plan: FlushPlan, ts: number | undefined, now: number): FlushPlan {
-  if (ts === undefined || plan.nextState.frontier.frozenThroughTimestamp === ts) return plan;
-  const persisted = plan.entriesToPersist.some((e) => e.customType === CUSTOM_TYPE_FRONTIER);
-  const base = plan.nextState.frontier;
-  const frontier = persisted ? { ...base, frozenThroughTimestamp: ts } : { ...base, flushSeq: base.flushSeq + 1, lastFlushAt: now, frozenThroughTimestamp: ts };
-  const entry = frontierEntry(frontier);
-  const entries = persisted ? plan.entriesToPersist.map((e) => (e.customType === CUSTOM_TYPE_FRONTIER ? entry : e)) : [...plan.entriesToPersist, entry];
-  return { ...plan, nextState: { ...plan.nextState, frontier }, entriesToPersist: entries };
-}
-
-/** One flush under cache discipline: the plan to persist and what was decided. */
-export function planDisciplinedFlush(input: DisciplinedFlushInput): { plan: FlushPlan; outcome: DisciplineOutcome } {
-  const full = input.plan([]);
-  let outcome: DisciplineOutcome | undefined;
-  const hook: BoundaryHook = (proposal, ctx) => {
-    const d = decide({ ...input, proposal, ctx, trial: full.nextState });
-    outcome = d.outcome;
-    return d.applied;
-  };
-  const plan = input.plan([hook]);
-  const decided: DisciplineOutcome = outcome ?? { boundary: undefined, log: [], verdicts: {}, applied: [], deferred: [], pending: undefined, expectedRequests: 1 };
-  return { plan: withFrozenBoundary(plan, decided.boundary?.frozenThroughTimestamp, input.now), outcome: decided };
+/** The decision for one draft under cache discipline, from its renders. */
+export function decideFlush(input: DecideFlushInput): { applied: FlushProposal; outcome: DisciplineOutcome } {
+  return decide(input);
 }

@@ -1,0 +1,136 @@
+/**
+ * One flush, as a straight line shared by the live host and the replay:
+ *
+ *   capture once (`beginFlush`) → [the caller summarizes the batches] → propose → decide
+ *   (the gate, when cache discipline is on) → apply → the entries to persist
+ *
+ * `finishFlush` builds every entry a flush persists — the recall index delta, summaries,
+ * frontier (frozen boundary included) and stats — here and nowhere else. Pure: the
+ * summarizer already ran, the clock comes in as `now`, and spill files come back as data for
+ * the host to write before it appends the entries (a stub never points at a missing file).
+ * Renders go through one injected function, so a test can count them.
+ */
+import { captureBatches, type CaptureResult } from "../flush/capture.ts";
+import { applyFlush, proposeFlush, type FlushDecision, type FlushPlan, type ThinkingBoundaryFn } from "../flush/plan.ts";
+import { renderContext } from "../prune/pipeline.ts";
+import { prunedCallsOf } from "../recall/pruned-calls.ts";
+import { CUSTOM_TYPE_RECALL, recallDelta } from "../recall/recall-entries.ts";
+import { recordOriginals, type RecallIndex, type SpillOptions, type SpillWrite } from "../recall/recall-index.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import type { KeeperState } from "../state/schema.ts";
+import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
+import { computeThinkingBoundary } from "../thinking/index.ts";
+import { pruneConfigFrom, thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
+import { decideFlush, type CacheSettings, type DisciplineFacts, type DisciplineOutcome } from "./decide.ts";
+import { keeperRender } from "./render.ts";
+
+export interface FlushInputs {
+  state: KeeperState;
+  branchMessages: readonly ContextMessage[];
+  /** The closing assistant message Pi has not persisted yet (message_end fires first). */
+  closingMessage?: ContextMessage;
+  settings: KeeperSettings;
+  model: ModelIdentityInput | undefined;
+}
+
+/** Step 1: the finished batches this flush summarizes (captured once; `finishFlush` reuses it). */
+export function beginFlush(inputs: FlushInputs): CaptureResult {
+  return captureBatches({
+    branchMessages: inputs.branchMessages,
+    closingMessage: inputs.closingMessage,
+    state: inputs.state,
+    config: pruneConfigFrom(inputs.settings),
+  });
+}
+
+export function thinkingBoundaryFnFor(settings: KeeperSettings, model: ModelIdentityInput | undefined): ThinkingBoundaryFn | undefined {
+  if (!thinkingPolicyFor(settings, model).strip) return undefined;
+  const keep = settings.thinkingStrip.keepLastTurns;
+  return ({ assistantTimestamps, previous }) => computeThinkingBoundary(assistantTimestamps, keep, previous);
+}
+
+/** Counts renders when a test injects it; both kinds a flush does go through it. */
+export interface FlushRenders {
+  /** The `context` render (thinking strip included), for the gate's measurements. */
+  keeper: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
+  /** The pruning render without the thinking strip, for the savings estimate. */
+  prune: (input: Parameters<typeof renderContext>[0]) => ContextMessage[];
+}
+
+export interface FinishFlushInput extends FlushInputs {
+  /** `beginFlush` of the same inputs; absent: no new summaries (a cold re-plan). */
+  capture?: CaptureResult;
+  summaries: readonly BatchSummary[];
+  now: number;
+  /** Cache discipline's gate; absent: everything proposed applies. */
+  discipline?: {
+    cache: CacheSettings;
+    facts: DisciplineFacts;
+    /** Names the flush in the gate log ("flush 12 (request-end)"). */
+    label: string;
+    /** What the last request carried, when the caller remembers it (saves one render). */
+    sent?: readonly ContextMessage[];
+  };
+  /** The recall index to extend with every original the new state hides. Absent: no recall (the replay). */
+  recall?: { index: RecallIndex; spill?: SpillOptions };
+  renders?: Partial<FlushRenders>;
+}
+
+/** A custom session entry to append (`pi.appendEntry(customType, data)`). */
+export interface PersistEntry {
+  customType: string;
+  data: unknown;
+}
+
+export interface FlushResult {
+  plan: FlushPlan;
+  nextState: KeeperState;
+  decisions: FlushDecision[];
+  /** Every entry to append, in order (recall delta first: the index knows an original before a stub hides it). */
+  entries: PersistEntry[];
+  nextRecall: RecallIndex | undefined;
+  /** Side files to write before the entries are appended. */
+  spills: SpillWrite[];
+  outcome: DisciplineOutcome | undefined;
+  /** The flush changed rendered history. */
+  rewrote: boolean;
+}
+
+/** Steps 2–5: propose → decide → apply → entries. */
+export function finishFlush(input: FinishFlushInput): FlushResult {
+  const config = pruneConfigFrom(input.settings);
+  const keeper = input.renders?.keeper ?? ((messages, state) => keeperRender({ messages, state, settings: input.settings, model: input.model }));
+  const draft = proposeFlush({
+    state: input.state,
+    branchMessages: input.branchMessages,
+    closingMessage: input.closingMessage,
+    summaries: input.summaries,
+    config,
+    now: input.now,
+    thinkingBoundary: thinkingBoundaryFnFor(input.settings, input.model),
+    // Without a capture (a cold re-plan) the proposal captures itself: duplicates still alias.
+    ...(input.capture ? { capture: input.capture } : {}),
+  });
+  const d = input.discipline;
+  const decided = d
+    ? decideFlush({ cache: d.cache, facts: d.facts, now: input.now, label: d.label, draft, trial: applyFlush(draft, { measure: false }).nextState, render: keeper, sent: d.sent })
+    : undefined;
+  const plan = applyFlush(draft, {
+    ...(decided ? { applied: decided.applied, frozenThroughTimestamp: decided.outcome.boundary?.frozenThroughTimestamp } : {}),
+    ...(input.renders?.prune ? { render: input.renders.prune } : {}),
+  });
+  const hidden = [...(input.capture?.batches ?? []).flatMap((b: ToolBatch) => b.calls), ...prunedCallsOf(input.branchMessages, plan.nextState)];
+  const recorded = input.recall ? recordOriginals(input.recall.index, { calls: hidden, spill: input.recall.spill }) : undefined;
+  const recallAdded = input.recall && recorded ? recallDelta(input.recall.index, recorded.index) : undefined;
+  return {
+    plan,
+    nextState: plan.nextState,
+    decisions: plan.decisions,
+    entries: [...(recallAdded ? [{ customType: CUSTOM_TYPE_RECALL, data: recallAdded }] : []), ...plan.entriesToPersist],
+    nextRecall: recorded?.index,
+    spills: recorded?.spills ?? [],
+    outcome: decided?.outcome,
+    rewrote: plan.nextState.stats.rewritesCaused > input.state.stats.rewritesCaused,
+  };
+}

@@ -1,0 +1,229 @@
+/**
+ * The engine: one session's pure state and the transitions both the live host and the replay
+ * drive. Each transition is `(state, input) → { state, … }` over plain data; effects (entries
+ * to append, spill files, summarizer calls) come back as data for the caller to perform.
+ *
+ *   render        the `context` render; on a cold cache first the cold re-plan (triggers.ts),
+ *                 whose entries come back as `persist` — appended by the host AFTER the request
+ *   send          the serialized request: cache ledger (times, key, seam placement)
+ *   usage         the provider's usage of the answer (unannounced losses)
+ *   compacted     Pi compacted: drop state outside the context, the next request is cold
+ *   beginFlush /  a flush, straight: capture → [summaries] → propose → decide → apply →
+ *   completeFlush entries (flush.ts); the state adopts the plan, recall, gate log, pending
+ */
+import { appendGateDecision, emptyGateDecisionLog } from "../discipline/gate-log.ts";
+import type { GateDecisionLog } from "../discipline/schema.ts";
+import { lastAssistantIndex } from "../discipline/history-view.ts";
+import type { CaptureResult } from "../flush/capture.ts";
+import { withClosingMessage } from "../flush/capture.ts";
+import { liveOccurrenceKeys } from "../prune/occurrence.ts";
+import { renderContext } from "../prune/pipeline.ts";
+import { emptyRecallIndex, type RecallIndex, type SpillOptions } from "../recall/recall-index.ts";
+import { timestampOf, type ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
+import { emptyState, type KeeperState } from "../state/schema.ts";
+import type { BatchSummary } from "../summarize/batch.ts";
+import { emptyCacheLedger, ledgerOnSend, ledgerOnUsage, type CacheLedger, type LedgerSendInput } from "./cache-ledger.ts";
+import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
+import type { DisciplineFacts } from "./decide.ts";
+import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
+import { keeperRender } from "./render.ts";
+import { memoizedRender } from "./render-memo.ts";
+import { coldReplanDue, keepColdPlan } from "./triggers.ts";
+
+export interface EngineState {
+  keeper: KeeperState;
+  recall: RecallIndex;
+  ledger: CacheLedger;
+  gateLog: GateDecisionLog;
+  /** The last render: what the request carried (seam placement, the gate's "sent"). */
+  lastRender: { raw: readonly ContextMessage[]; rendered: readonly ContextMessage[]; state: KeeperState } | undefined;
+}
+
+export function initialEngineState(over: Partial<EngineState> = {}): EngineState {
+  return { keeper: emptyState(), recall: emptyRecallIndex(), ledger: emptyCacheLedger(), gateLog: emptyGateDecisionLog(), lastRender: undefined, ...over };
+}
+
+/** Flushes run when pruning is on, or when the thinking strip is on for this model (its boundary moves only at flushes). */
+export function flushesActive(settings: KeeperSettings, model: ModelIdentityInput | undefined): boolean {
+  return settings.enabled && (settings.pruning.enabled || thinkingPolicyFor(settings, model).strip);
+}
+
+export const disciplineOn = (settings: KeeperSettings): boolean => settings.enabled && settings.cache.discipline;
+
+export interface SessionInput {
+  settings: KeeperSettings;
+  model: ModelIdentityInput | undefined;
+  /** Counted renders (tests); default the real ones. */
+  renders?: Partial<FlushRenders>;
+}
+
+export interface RenderInput extends SessionInput {
+  /** The context Pi built for this request. */
+  messages: ContextMessage[];
+  now: number;
+  /** The cache facts at this request (called only when cache discipline could re-plan). */
+  facts: () => DisciplineFacts;
+  flushInFlight: boolean;
+  /** Record originals a cold re-plan hides (live: yes; replay: no recall). */
+  recall: boolean;
+}
+
+export interface RenderOutput {
+  state: EngineState;
+  /** The messages to send: the very input array when nothing is due. */
+  rendered: ContextMessage[];
+  /** A cold re-plan to persist after the request goes out (never from inside the render). */
+  persist: FlushResult | undefined;
+}
+
+/** The `context` render, after the cold re-plan when the cache is already lost. */
+export function render(state: EngineState, input: RenderInput): RenderOutput {
+  const { settings, model, messages } = input;
+  if (!settings.enabled) return { state, rendered: messages, persist: undefined };
+  let next = state;
+  let persist: FlushResult | undefined;
+  const active = flushesActive(settings, model) && disciplineOn(settings) && !input.flushInFlight;
+  // Facts only when they can matter (the ledger walk is not free).
+  const facts = active ? input.facts() : undefined;
+  if (facts && coldReplanDue({ flushesActive: true, disciplineOn: true, cold: facts.cold, flushInFlight: false })) {
+    const done = completeFlush(state, {
+      settings,
+      model,
+      branchMessages: messages,
+      summaries: [],
+      now: input.now,
+      facts,
+      label: `flush ${state.keeper.stats.flushes + 1} (cold)`,
+      ...(input.recall ? { recall: {} } : {}),
+      ...(input.renders ? { renders: input.renders } : {}),
+    });
+    // Only a re-plan that changes history is worth persisting here; a boundary move waits for the next flush.
+    if (keepColdPlan(state.keeper.stats, done.result.nextState.stats)) {
+      next = done.state;
+      persist = done.result;
+    }
+  }
+  const rendered = keeperRender({ messages, state: next.keeper, settings, model });
+  return { state: { ...next, lastRender: { raw: messages, rendered, state: next.keeper } }, rendered, persist };
+}
+
+/** The serialized request about to go out (cache ledger; the seam when discipline and `cache.seam` are on). */
+export function send(
+  state: EngineState,
+  input: Omit<LedgerSendInput, "rendered" | "seam"> & { settings: KeeperSettings; model: { api: string; id: string } | undefined },
+): { state: EngineState; body: LedgerSendInput["body"]; seam: number } {
+  const s = input.settings;
+  const seamOn = s.enabled && s.cache.discipline && s.cache.seam && input.model !== undefined;
+  const out = ledgerOnSend(state.ledger, {
+    body: input.body,
+    key: input.key,
+    warmPing: input.warmPing,
+    rendered: state.lastRender?.rendered ?? [],
+    seam: seamOn && input.model ? { frozenThroughTimestamp: state.keeper.frontier.frozenThroughTimestamp, api: input.model.api, modelId: input.model.id } : undefined,
+    ...(input.messagePrefixes ? { messagePrefixes: input.messagePrefixes } : {}),
+    ...(input.flat ? { flat: input.flat } : {}),
+  });
+  return { state: { ...state, ledger: out.ledger }, body: out.body, seam: out.seam };
+}
+
+export function observeUsage(state: EngineState, message: ContextMessage): EngineState {
+  const ledger = ledgerOnUsage(state.ledger, message);
+  return ledger === state.ledger ? state : { ...state, ledger };
+}
+
+/** Pi compacted (or the context lost messages): drop what left it; the next request writes everything. */
+export function compacted(state: EngineState, context: readonly ContextMessage[]): EngineState {
+  return { ...state, keeper: dropStateOutsideContext(state.keeper, liveOccurrenceKeys(context)), ledger: { ...state.ledger, compacted: true } };
+}
+
+export interface StartFlushInput extends SessionInput {
+  branchMessages: readonly ContextMessage[];
+  closingMessage?: ContextMessage;
+}
+
+/**
+ * Step 1 of a flush: drop state for calls that left the context (a compaction applied as a
+ * turn_end draft fires no session_compact), then capture the finished batches once.
+ */
+export function startFlush(state: EngineState, input: StartFlushInput): { state: EngineState; capture: CaptureResult } {
+  const keeper = dropStateOutsideContext(state.keeper, liveOccurrenceKeys(input.branchMessages));
+  const next = keeper === state.keeper ? state : { ...state, keeper };
+  return { state: next, capture: beginFlush({ state: keeper, branchMessages: input.branchMessages, closingMessage: input.closingMessage, settings: input.settings, model: input.model }) };
+}
+
+export interface CompleteFlushInput extends SessionInput {
+  branchMessages: readonly ContextMessage[];
+  closingMessage?: ContextMessage;
+  /** `beginFlush` over the same state and branch (absent: captured here, as a cold re-plan does). */
+  capture?: CaptureResult;
+  summaries: readonly BatchSummary[];
+  now: number;
+  /** Cache facts at the flush; used when cache discipline is on. */
+  facts: DisciplineFacts | undefined;
+  label: string;
+  /** Extend the recall index (live); `spill` for huge originals. Absent: no recall (the replay). */
+  recall?: { spill?: SpillOptions };
+}
+
+/**
+ * What the last request carried, when the engine still holds it: the render of the branch up
+ * to its last assistant message, under this state. Saves the gate one render.
+ */
+function rememberedSent(state: EngineState, branch: readonly ContextMessage[]): readonly ContextMessage[] | undefined {
+  const last = state.lastRender;
+  if (!last || last.state !== state.keeper) return undefined;
+  const upTo = Math.max(0, lastAssistantIndex(branch));
+  if (last.raw.length !== upTo) return undefined;
+  for (let i = 0; i < upTo; i++) {
+    const a = last.raw[i];
+    const b = branch[i];
+    if (a !== b && (a.role !== b.role || timestampOf(a) !== timestampOf(b))) return undefined;
+  }
+  return last.rendered;
+}
+
+/** Steps 2–5 of a flush over the engine state; the state adopts the result. */
+export function completeFlush(state: EngineState, input: CompleteFlushInput): { state: EngineState; result: FlushResult } {
+  const { settings, model } = input;
+  const discipline = disciplineOn(settings) && input.facts !== undefined;
+  const renderKeeper = input.renders?.keeper ?? ((messages: ContextMessage[], s: KeeperState) => keeperRender({ messages, state: s, settings, model }));
+  const renderPrune = input.renders?.prune ?? renderContext;
+  const keeper = memoizedRender(renderKeeper);
+  // Without the thinking strip the savings render is the `context` render: one memo serves both.
+  const strips = thinkingPolicyFor(settings, model).strip;
+  const prune = strips ? renderPrune : (o: Parameters<typeof renderContext>[0]) => keeper(o.messages, o.state);
+  const world = withClosingMessage(input.branchMessages, input.closingMessage);
+  const result = finishFlush({
+    state: state.keeper,
+    branchMessages: input.branchMessages,
+    closingMessage: input.closingMessage,
+    settings,
+    model,
+    summaries: input.summaries,
+    now: input.now,
+    ...(input.capture ? { capture: input.capture } : {}),
+    ...(discipline && input.facts
+      ? { discipline: { cache: settings.cache, facts: input.facts, label: input.label, sent: rememberedSent(state, world) } }
+      : {}),
+    ...(input.recall ? { recall: { index: state.recall, ...(input.recall.spill ? { spill: input.recall.spill } : {}) } } : {}),
+    renders: { keeper, prune },
+  });
+  return { state: adoptFlush(state, result), result };
+}
+
+/**
+ * The engine state with a flush's result adopted. The live host adopts it into the state it
+ * holds after writing the spill files (requests may have been sent meanwhile).
+ */
+export function adoptFlush(state: EngineState, result: FlushResult): EngineState {
+  let gateLog = state.gateLog;
+  for (const e of result.outcome?.log ?? []) gateLog = appendGateDecision(gateLog, e);
+  const ledger: CacheLedger = {
+    ...state.ledger,
+    ...(result.outcome ? { pending: result.outcome.pending } : {}),
+    rewroteSinceLast: state.ledger.rewroteSinceLast || result.rewrote,
+  };
+  return { ...state, keeper: result.nextState, recall: result.nextRecall ?? state.recall, gateLog, ledger };
+}

@@ -1,0 +1,64 @@
+/**
+ * When a flush runs: the one copy of each trigger rule, for the live host and the replay.
+ *
+ * - request end: an assistant message that stops without tool calls closes the user's request;
+ * - budget: inside a tool loop, once the context grew by min(fraction × window, maxTokens)
+ *   tokens since the last flush (capped in absolute tokens so it still fires on 1M windows);
+ * - cold cache: the cached prefix is already lost (TTL, model, thinking, tools, compaction),
+ *   so every rewrite is free: re-plan before the request renders (see `coldReplanDue`).
+ */
+import type { ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+
+/** An assistant message that ends the user's request (no tool call, stop reason "stop"). */
+export function closesRequest(message: ContextMessage): boolean {
+  const m = message as { role?: string; stopReason?: string; content?: Array<{ type: string }> };
+  if (m.role !== "assistant" || m.stopReason !== "stop") return false;
+  return !(m.content ?? []).some((b) => b.type === "toolCall");
+}
+
+/** Tokens the context may grow between flushes before the budget trigger fires. */
+export function budgetTokens(settings: KeeperSettings, contextWindow: number): number {
+  const b = settings.pruning.budgetTrigger;
+  return Math.min(b.fraction * contextWindow, b.maxTokens);
+}
+
+export interface BudgetTriggerInput {
+  settings: KeeperSettings;
+  /** How much the context grew since the last flush (live: Pi's usage; replay: characters / 4 of newer messages). */
+  grownTokens: number;
+  contextWindow: number;
+}
+
+export function budgetTriggerFires(input: BudgetTriggerInput): boolean {
+  const s = input.settings;
+  if (!s.enabled || !s.pruning.enabled || !s.pruning.budgetTrigger.enabled) return false;
+  if (!(input.contextWindow > 0) || !(input.grownTokens >= 0)) return false;
+  return input.grownTokens >= budgetTokens(s, input.contextWindow);
+}
+
+export interface ColdReplanInput {
+  /** Flushes run at all (pruning on, or the thinking strip on for this model). */
+  flushesActive: boolean;
+  disciplineOn: boolean;
+  /** The cache facts say the prefix is already lost. */
+  cold: boolean;
+  /** A flush is running: it will plan itself. */
+  flushInFlight: boolean;
+}
+
+/**
+ * The cold-cache rule (one copy; the live shell and the replay used to disagree): whenever
+ * the cache is cold at a request, re-plan without new summaries before it renders — not only
+ * when the gate held something back, since proposals that appeared since the last flush
+ * (error purges, chains, the thinking boundary) are free to apply now too. The re-plan is
+ * kept only if it changes rendered history (`keepColdPlan`); a boundary move alone waits for
+ * the next flush. Measured on the corpus and a generated session: see AGENTS.md / the report.
+ */
+export function coldReplanDue(input: ColdReplanInput): boolean {
+  return input.flushesActive && input.disciplineOn && input.cold && !input.flushInFlight;
+}
+
+export function keepColdPlan(before: { rewritesCaused: number }, after: { rewritesCaused: number }): boolean {
+  return after.rewritesCaused > before.rewritesCaused;
+}

@@ -1,0 +1,116 @@
+/**
+ * One live flush, performed by the host around the engine's straight line:
+ *
+ *   engine.startFlush (capture once) → summarizer call (the effect) → engine.completeFlush
+ *   (propose → decide → apply → entries) → write spill files → append the entries → adopt
+ *
+ * The engine decides everything; this file reads Pi (branch, usage, model), calls the
+ * summarizer, writes files and appends entries. Flushes never overlap (flush-queue.ts).
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { writeSpills } from "../recall/recall-index.ts";
+import { timestampOf, type ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import type { DisciplineFacts } from "../engine/decide.ts";
+import type { FlushResult } from "../engine/flush.ts";
+import { adoptFlush, completeFlush, disciplineOn, startFlush } from "../engine/session.ts";
+import type { FlushReport, FlushTrigger, HostMemory } from "./host-types.ts";
+import { keeperRender } from "../engine/render.ts";
+import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
+import { contextMessagesOf, modelIdentity } from "./session-view.ts";
+import { spillPathFor, writeSpillFile } from "./spill-files.ts";
+import { summarizeForFlush } from "./summarize-effect.ts";
+
+export interface FlushJobDeps {
+  pi: Pick<ExtensionAPI, "appendEntry">;
+  settings: () => KeeperSettings;
+  now: () => number;
+  /** The engine's cache facts now (cache-edge.ts). */
+  facts: (ctx: ExtensionContext) => DisciplineFacts;
+  /** A flush's progress for the status line ("summarizing 2/5 batches…"); undefined when it ends. */
+  status: (ctx: ExtensionContext, progress: string | undefined) => void;
+  /** What the next request will carry after a flush (raw branch vs its render), for the status line. */
+  rendered?: (ctx: ExtensionContext, raw: readonly ContextMessage[], rendered: readonly ContextMessage[]) => void;
+  notify: (ctx: ExtensionContext, text: string, level: "info" | "warning") => void;
+}
+
+export interface FlushJob {
+  deps: FlushJobDeps;
+  memory: HostMemory;
+  trigger: FlushTrigger;
+  ctx: ExtensionContext;
+  /** The assistant message that ended the request, when Pi may not have persisted it yet. */
+  closingMessage?: ContextMessage;
+}
+
+/** Append a flush's entries in order (the recall delta first). */
+export function appendFlushEntries(pi: Pick<ExtensionAPI, "appendEntry">, result: FlushResult): void {
+  for (const entry of result.entries) pi.appendEntry(entry.customType, entry.data);
+}
+
+export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }: FlushJob): Promise<FlushReport> {
+  const started = deps.now();
+  const settings = deps.settings();
+  const model = modelIdentity(ctx);
+  const branchMessages = contextMessagesOf(ctx);
+  const closing = closingAlreadyPersisted(branchMessages, closingMessage) ? undefined : closingMessage;
+  const begun = startFlush(memory.engine, { settings, model, branchMessages, closingMessage: closing });
+  memory.engine = begun.state;
+  memory.abort = new AbortController();
+  const summaries = await summarizeForFlush({
+    ctx,
+    settings,
+    batches: begun.capture.batches,
+    cache: memory.summaryCache,
+    signal: memory.abort.signal,
+    requestFacts: deps.facts(ctx),
+    onProgress: (p) => deps.status(ctx, p.label),
+    onNotice: (text) => {
+      if (memory.notices.has(text)) return;
+      memory.notices.add(text);
+      deps.notify(ctx, text, "warning");
+    },
+  });
+  memory.abort = undefined;
+  // Plan against the state as it is now (a compaction may have moved it while the summarizer ran).
+  const state = memory.engine;
+  const sessionFile = ctx.sessionManager.getSessionFile();
+  const { result } = completeFlush(state, {
+    settings,
+    model,
+    branchMessages,
+    closingMessage: closing,
+    ...(state.keeper === begun.state.keeper ? { capture: begun.capture } : {}),
+    summaries,
+    now: deps.now(),
+    facts: disciplineOn(settings) ? deps.facts(ctx) : undefined,
+    label: `flush ${state.keeper.stats.flushes + 1} (${trigger})`,
+    recall: sessionFile ? { spill: { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } } : {},
+  });
+  // Every original the new state hides is indexed (huge ones spilled beside the session)
+  // before any stub or chain line can point at it.
+  await writeSpills(result.spills, writeSpillFile);
+  appendFlushEntries(deps.pi, result);
+  memory.engine = adoptFlush(memory.engine, result);
+  if (result.rewrote) memory.tally = tallyFlushRewrite(memory.tally);
+  const usage = ctx.getContextUsage();
+  if (usage?.tokens != null) memory.tokensAtLastFlush = usage.tokens;
+  const done: FlushReport = {
+    trigger,
+    batches: begun.capture.batches.length,
+    decisions: result.decisions,
+    persistedEntries: result.plan.entriesToPersist.length,
+    durationMs: deps.now() - started,
+  };
+  memory.report = done;
+  // The status line's figures: one render outside the flush (the host's effect, not a decision).
+  deps.status(ctx, undefined);
+  deps.rendered?.(ctx, branchMessages, keeperRender({ messages: branchMessages, state: memory.engine.keeper, settings, model }));
+  return done;
+}
+
+/** A queued flush may run after Pi persisted its closing message: never count it twice. */
+function closingAlreadyPersisted(branchMessages: readonly ContextMessage[], closingMessage: ContextMessage | undefined): boolean {
+  const closingTs = closingMessage === undefined ? undefined : timestampOf(closingMessage);
+  return closingTs !== undefined && branchMessages.some((m) => m.role === "assistant" && timestampOf(m) === closingTs);
+}

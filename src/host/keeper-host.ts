@@ -1,0 +1,231 @@
+/**
+ * The keeper's side of the host: one session runtime's memory, and the effects of each Pi
+ * event on it. Decisions are the engine's (`src/engine/`); here: settings files, reading the
+ * session, summarizer calls, spill files, appended entries, notifications, the status line
+ * (`status-runtime.ts`), the session's settings with `/keeper set` overrides
+ * (`session-settings.ts`) and the `/keeper` actions (`keeper-command-handler.ts`).
+ * `hooks.ts` registers the Pi events and calls these handlers in a fixed order.
+ */
+import type {
+  BeforeProviderRequestEvent,
+  CacheWarmingDecisionEvent,
+  ContextEvent,
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+} from "@earendil-works/pi-coding-agent";
+import type { DisciplineFacts } from "../engine/decide.ts";
+import { compacted, flushesActive, observeUsage, render } from "../engine/session.ts";
+import { budgetTriggerFires, closesRequest } from "../engine/triggers.ts";
+import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
+import { liveOccurrenceKeys } from "../prune/occurrence.ts";
+import { RECALL_TOOL_NAME } from "../prune/config.ts";
+import { restoreRecallIndex } from "../recall/recall-entries.ts";
+import { createRecallToolDefinition } from "../recall/tool.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import { formatDiagnostic } from "../settings/parse.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
+import { restoreState } from "../state/entries.ts";
+import type { CompletionItem } from "../ui/keeper-completions.ts";
+import { cacheText, liveFacts, onProviderRequest, onWarmingDecision, restoreLedger, whyText } from "./cache-edge.ts";
+import { appendFlushEntries, runFlushJob, type FlushJobDeps } from "./flush-job.ts";
+import { createFlushQueue } from "./flush-queue.ts";
+import { emptyHostMemory, type FlushReport } from "./host-types.ts";
+import { createKeeperCommand, summarizerModelWarning } from "./keeper-command-handler.ts";
+import { contextMessagesOf, modelIdentity } from "./session-view.ts";
+import { createSessionSettings } from "./session-settings.ts";
+import { loadSettingsFromDisk } from "./settings-source.ts";
+import { readSpillFile } from "./spill-files.ts";
+import { createStatusRuntime } from "./status-runtime.ts";
+
+export type KeeperPi = Pick<ExtensionAPI, "appendEntry" | "getThinkingLevel" | "getActiveTools" | "setActiveTools">;
+
+export interface KeeperHost {
+  onSessionStart(ctx: ExtensionContext): void;
+  onSessionTree(ctx: ExtensionContext): void;
+  onSessionCompact(ctx: ExtensionContext): void;
+  onSessionShutdown(): Promise<void>;
+  onContext(event: ContextEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
+  onMessageEnd(message: ContextMessage, ctx: ExtensionContext): void;
+  onTurnEnd(ctx: ExtensionContext): void;
+  /** Seam mark, request facts and fingerprints; `undefined` keeps the payload. */
+  onBeforeProviderRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown;
+  onCacheWarmingDecision(event: CacheWarmingDecisionEvent): { action: "stop" } | undefined;
+  onKeeperCommand(args: string, ctx: ExtensionCommandContext): Promise<void>;
+  /** Argument completions for `/keeper` (Pi passes the text typed after "/keeper "). */
+  keeperCompletions(prefix: string): CompletionItem[] | null;
+  settings(): KeeperSettings;
+  /** The `keeper_recall` tool, registered inactive; activated at session start when enabled. */
+  recallTool(): ReturnType<typeof createRecallToolDefinition>;
+  /** Whether a flush is running (tests). */
+  busy(): boolean;
+  /** The cache facts now: what the cold-cache check and a flush's gate see. */
+  cacheFacts(ctx: ExtensionContext): DisciplineFacts;
+}
+
+/** Raw messages of the current branch (pre-compaction ones included): where originals live. */
+function rawBranchMessages(ctx: ExtensionContext): ContextMessage[] {
+  const out: ContextMessage[] = [];
+  for (const entry of ctx.sessionManager.getBranch()) if (entry.type === "message") out.push(entry.message as ContextMessage);
+  return out;
+}
+
+export function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error"): void {
+  if (ctx.hasUI) ctx.ui.notify(text, level);
+  else process.stderr.write(`${text}\n`);
+}
+
+export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } = {}): KeeperHost {
+  const now = options.now ?? (() => Date.now());
+  const store = createSessionSettings();
+  const settings = (): KeeperSettings => store.current();
+  const memory = emptyHostMemory();
+  const statusLine = createStatusRuntime({ settings, summarizerCost: () => memory.engine.keeper.stats.summarizerCost });
+
+  const jobDeps: FlushJobDeps = {
+    pi,
+    settings,
+    now,
+    facts: (ctx) => liveFacts(memory, pi, ctx, now()),
+    status: (ctx, progress) => statusLine.progress(ctx, progress),
+    rendered: (ctx, raw, rendered) => statusLine.rendered(ctx, raw, rendered),
+    notify: (ctx, text, level) => report(ctx, text, level),
+  };
+  const flushes = createFlushQueue({
+    active: (ctx) => flushesActive(settings(), modelIdentity(ctx)),
+    run: ({ trigger, ctx, closingMessage }) => runFlushJob({ deps: jobDeps, memory, trigger, ctx, closingMessage }),
+    onFailure: (ctx, error) =>
+      report(ctx, `context-keeper: flush failed (${error instanceof Error ? error.message : String(error)}); history left as it was`, "warning"),
+  });
+
+  /** Cold re-plans decided at a render: appended once the request is on its way. */
+  const persistWaiting = () => {
+    const waiting = memory.toPersist;
+    memory.toPersist = [];
+    for (const result of waiting) appendFlushEntries(pi, result);
+  };
+
+  const restore = (ctx: ExtensionContext) => {
+    const branch = ctx.sessionManager.getBranch() as unknown[];
+    const restored = restoreState(branch);
+    const restoredRecall = restoreRecallIndex(branch);
+    const context = contextMessagesOf(ctx);
+    memory.diagnostics = [...restored.diagnostics, ...restoredRecall.diagnostics];
+    memory.engine = { ...memory.engine, keeper: dropStateOutsideContext(restored.state, liveOccurrenceKeys(context)), recall: restoredRecall.index, lastRender: undefined };
+    memory.tokensAtLastFlush = ctx.getContextUsage()?.tokens ?? 0;
+    memory.toPersist = [];
+    restoreLedger(memory, pi, ctx, context);
+    const n = memory.diagnostics.length;
+    if (n) report(ctx, `context-keeper: skipped ${n} unreadable state entr${n === 1 ? "y" : "ies"}: ${memory.diagnostics[0]}`, "warning");
+  };
+
+  /** Session start with the extension on, or `/keeper on` mid-session: restore from the branch, activate recall. */
+  const activate = (ctx: ExtensionContext) => {
+    restore(ctx);
+    const active = pi.getActiveTools();
+    if (!active.includes(RECALL_TOOL_NAME)) pi.setActiveTools([...active, RECALL_TOOL_NAME]);
+  };
+
+  const flushNow = async (ctx: ExtensionContext): Promise<FlushReport | undefined> => {
+    const running = flushes.inFlight();
+    if (running) await running;
+    return flushes.start({ trigger: "manual", ctx });
+  };
+
+  const command = createKeeperCommand({
+    settings: store,
+    pruning: { state: () => memory.engine.keeper, lastReport: () => memory.report, flushNow },
+    cache: { whyText: () => whyText(memory), cacheText: () => cacheText(memory) },
+    activate,
+    refreshStatus: (ctx) => statusLine.refresh(ctx),
+    prunedTokens: () => statusLine.prunedTokens(),
+    report,
+  });
+
+  return {
+    settings,
+    busy: () => flushes.inFlight() !== undefined,
+    cacheFacts: (ctx) => liveFacts(memory, pi, ctx, now()),
+    onSessionStart(ctx) {
+      store.load(loadSettingsFromDisk({ cwd: ctx.cwd, projectTrusted: ctx.isProjectTrusted() }));
+      const diagnostics = store.loaded().diagnostics;
+      if (diagnostics.length) report(ctx, diagnostics.map(formatDiagnostic).join("\n"), "warning");
+      const modelWarning = summarizerModelWarning(ctx, settings());
+      if (modelWarning) report(ctx, `context-keeper: ${modelWarning}`, "warning");
+      if (settings().enabled) activate(ctx);
+      command.noteModels(ctx);
+      statusLine.refresh(ctx);
+    },
+    recallTool: () =>
+      createRecallToolDefinition({
+        getStore: () => memory.engine.recall,
+        getBranchMessages: rawBranchMessages,
+        readSpill: readSpillFile,
+        pageChars: () => settings().recall.pageChars,
+      }),
+    onSessionTree(ctx) {
+      if (settings().enabled) restore(ctx);
+    },
+    onSessionCompact(ctx) {
+      if (!settings().enabled) return;
+      memory.engine = compacted(memory.engine, contextMessagesOf(ctx));
+      memory.tokensAtLastFlush = 0;
+    },
+    async onSessionShutdown() {
+      persistWaiting();
+      memory.abort?.abort();
+      const running = flushes.inFlight();
+      if (running) await running;
+    },
+    onContext(event, ctx) {
+      const messages = event.messages as ContextMessage[];
+      const s = settings();
+      if (!s.enabled) {
+        statusLine.rendered(ctx, messages, messages);
+        return undefined;
+      }
+      const out = render(memory.engine, {
+        settings: s,
+        model: modelIdentity(ctx),
+        messages,
+        now: now(),
+        facts: () => liveFacts(memory, pi, ctx, now()),
+        flushInFlight: flushes.inFlight() !== undefined,
+        recall: true,
+      });
+      memory.engine = out.state;
+      if (out.persist) {
+        memory.toPersist.push(out.persist);
+        if (out.persist.rewrote) memory.tally = tallyFlushRewrite(memory.tally);
+      }
+      statusLine.rendered(ctx, messages, out.rendered);
+      return out.rendered === messages ? undefined : { messages: out.rendered };
+    },
+    onMessageEnd(message, ctx) {
+      if (!settings().enabled) return;
+      memory.engine = observeUsage(memory.engine, message);
+      if (closesRequest(message)) void flushes.start({ trigger: "request-end", ctx, closingMessage: message });
+      if (message.role === "assistant") statusLine.refresh(ctx);
+    },
+    onBeforeProviderRequest(event, ctx) {
+      const s = settings();
+      if (!s.enabled) return undefined;
+      const out = onProviderRequest({ memory, pi, ctx, settings: s, payload: event.payload, now: now() });
+      // What the render decided is persisted now that the request is built (never from inside the render).
+      persistWaiting();
+      return out;
+    },
+    onCacheWarmingDecision: (event) => onWarmingDecision(memory, settings(), event),
+    onTurnEnd(ctx) {
+      const s = settings();
+      statusLine.refresh(ctx);
+      if (!s.enabled) return;
+      const usage = ctx.getContextUsage();
+      if (usage?.tokens == null || !usage.contextWindow) return;
+      if (budgetTriggerFires({ settings: s, grownTokens: usage.tokens - memory.tokensAtLastFlush, contextWindow: usage.contextWindow })) void flushes.start({ trigger: "budget", ctx });
+    },
+    onKeeperCommand: (args, ctx) => command.handler(args, ctx),
+    keeperCompletions: (prefix) => command.completions(prefix),
+  };
+}

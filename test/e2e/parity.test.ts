@@ -1,0 +1,143 @@
+/**
+ * Parity, proved on the wire: the live extension and the replay report drive the same engine.
+ *
+ * 1. live: a scripted session through the real pi CLI with the keeper, against the fake server;
+ * 2. bare: the same script without the extension, recorded to a session file;
+ * 3. replay: the bare recording through the report's keeper arm (`createKeeperReplayEngine`).
+ *
+ * Where timing does not enter (cache discipline off: no gate priced with request times, no
+ * TTL; summaries extractive: no horizon), the replay's history for each request is
+ * byte-identical to what the live run sent (cache marks aside: Pi places them, the replay's
+ * serializer mimics it; recall refs carry each run's own timestamps, compared by rank). The keeper arm's cost estimate — the report's analyzer and prices
+ * over the replayed bodies at the recorded times — is within 2% of the same model applied to
+ * the live run's bodies at their arrival times. A second live run with cache discipline on
+ * (request times enter) is held to the cost bound only.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { analyzeRun, type RequestAnalysis } from "../../src/cache/analyzer.ts";
+import { billedEquivalent } from "../../src/cache/pricing.ts";
+import { createCharRatioEstimator, DEFAULT_ESTIMATOR_OPTIONS } from "../../src/cache/token-estimator.ts";
+import type { TimedRequest, WireRequestBody } from "../../src/cache/wire-types.ts";
+import type { ContextMessage } from "../../src/session/messages.ts";
+import { applySettingsOverride, keeperReplayConfig, type SettingsOverride } from "../../src/report/keeper-config.ts";
+import { createKeeperReplayEngine } from "../../src/report/keeper-engine.ts";
+import { replaySession, type ReplayResult } from "../../src/report/replay.ts";
+import { replaySummarizer } from "../../src/report/replay-summaries.ts";
+import { DEFAULT_SETTINGS } from "../../src/settings/parse.ts";
+import { createPiWorkspace, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
+import { generateScenario } from "../support/scenario.ts";
+import { withoutCacheControl } from "./support/wire-checks.ts";
+
+const workspaces: PiWorkspace[] = [];
+afterAll(() => workspaces.forEach((w) => w.cleanup()));
+
+const MODEL = { id: "claude-sonnet-4-5", contextWindow: 1_000_000 };
+const TIMELESS: SettingsOverride = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" }, cache: { discipline: false } };
+const DISCIPLINED: SettingsOverride = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" } };
+
+const billed = (analyses: readonly RequestAnalysis[]): number =>
+  analyses.reduce((n, a) => n + billedEquivalent({ uncached: a.uncached, write5m: a.write5m, write1h: a.write1h, read: a.read, output: 0 }), 0);
+
+/**
+ * The live run's cost under the report's cost model (`replaySession`'s analyzer options: the
+ * char-ratio estimator, closed-cycle thinking dropped, the cache losses the recording shows)
+ * over the messages pi sent, its cache marks included, at their arrival times. The frame
+ * around them — system prompt and tool definitions — is the replay's: the recording does not
+ * hold pi's, the report estimates them, and they are not the keeper's doing.
+ */
+const liveCost = (run: PiRunResult, replay: ReplayResult, frame: "replay" | "pi" = "replay"): number =>
+  billed(
+    analyzeRun(
+      run.mainRequests.map((r, i): TimedRequest => {
+        const sent = r.body as unknown as WireRequestBody;
+        const body = frame === "replay" && replay.requests[i] ? { ...replay.requests[i]!.body, messages: sent.messages } : sent;
+        return { body, timestamp: r.arrivedAtMs };
+      }),
+      {
+        estimator: createCharRatioEstimator(DEFAULT_ESTIMATOR_OPTIONS),
+        closedCycleThinking: "dropped",
+        invalidateBefore: new Set([...replay.externalInvalidations, ...replay.thinkingChanges]),
+      },
+    ),
+  );
+
+function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult {
+  const settings = applySettingsOverride(DEFAULT_SETTINGS, override);
+  const engine = createKeeperReplayEngine({
+    config: keeperReplayConfig(settings),
+    summarize: replaySummarizer("extractive"),
+    ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
+  });
+  const text = `${bare.sessionEntries.map((e) => JSON.stringify(e)).join("\n")}\n`;
+  return replaySession({
+    file: bare.sessionFile ?? "bare.jsonl",
+    text,
+    transformContext: (messages, i, info) => engine.transformContext(messages as ContextMessage[], i, info) as never,
+    transformBody: (body, i, info) => engine.transformBody(body, i, info),
+  });
+}
+
+/**
+ * Recall refs name an occurrence by its assistant message's timestamp (`ref=<id>@<ms>#<n>`):
+ * a run-time value, different in every run. Each run's ref timestamps are replaced by their
+ * rank among that run's ref timestamps, so two runs compare byte for byte everywhere else.
+ */
+function rankRefTimestamps(texts: string[]): string[] {
+  const REF = /@(\d{10,})#/g;
+  const stamps = [...new Set(texts.flatMap((t) => [...t.matchAll(REF)].map((m) => Number(m[1]))))].sort((a, b) => a - b);
+  const rank = new Map(stamps.map((t, i) => [t, i]));
+  return texts.map((t) => t.replace(REF, (_all, ts: string) => `@t${rank.get(Number(ts))}#`));
+}
+
+/** Where two message lists first differ, with a short excerpt of each side (diagnostics). */
+function firstDifference(a: string, b: string): string {
+  const at = [...a].findIndex((ch, k) => ch !== b[k]);
+  return `char ${at}: live …${a.slice(Math.max(0, at - 80), at + 160)}… replay …${b.slice(Math.max(0, at - 80), at + 160)}…`;
+}
+
+describe("parity: the live keeper and the replay of the bare recording", () => {
+  const scenario = generateScenario({ seed: 23, prompts: 4, stepsPerPrompt: [6, 9], files: 8, fileBytes: [2048, 24576] });
+
+  test("same history per request (timing kept out), cost within 2%", async () => {
+    const workspace = createPiWorkspace(scenario.files);
+    workspaces.push(workspace);
+    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
+    const bare = await runPi({ ...common, extension: false });
+    const live = await runPi({ ...common, contextKeeper: TIMELESS as Record<string, unknown> });
+    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+
+    const replay = replayKeeper(bare, TIMELESS);
+    expect(replay.requests.length).toBe(live.mainRequests.length);
+    const sent = rankRefTimestamps(live.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+    const replayed = rankRefTimestamps(replay.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+    const differing = sent.flatMap((text, i) => (text === replayed[i] ? [] : [i]));
+    // The keeper changed history (stubs), and the replay changed it identically.
+    const bareChars = JSON.stringify(bare.mainRequests.at(-1)!.body.messages).length;
+    const liveChars = JSON.stringify(live.mainRequests.at(-1)!.body.messages).length;
+    expect(liveChars).toBeLessThan(bareChars * 0.8);
+    if (differing.length > 0) console.log(`[parity] first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+    expect(differing).toEqual([]);
+
+    const costLive = liveCost(live, replay);
+    const costReplay = billed(replay.analysis);
+    const gap = Math.abs(costReplay - costLive) / costLive;
+    const ownFrame = liveCost(live, replay, "pi");
+    console.log(
+      `[parity] ${replay.requests.length} requests, 0 differ; keeper cost live ${costLive.toFixed(0)} vs replay ${costReplay.toFixed(0)} (${(gap * 100).toFixed(2)}%); with pi's own system prompt and tools the live run costs ${ownFrame.toFixed(0)}`,
+    );
+    expect(gap).toBeLessThanOrEqual(0.02);
+
+    // Cache discipline on: request times enter the gate, so only the cost is held to the bound.
+    const disciplined = await runPi({ ...common, contextKeeper: DISCIPLINED as Record<string, unknown> });
+    expect(disciplined.requests.filter((r) => r.status !== 200)).toHaveLength(0);
+    const replayD = replayKeeper(bare, DISCIPLINED);
+    const sentD = rankRefTimestamps(disciplined.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+    const replayedD = rankRefTimestamps(replayD.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+    const same = replayedD.filter((text, i) => text === sentD[i]).length;
+    const liveD = liveCost(disciplined, replayD);
+    const replayCostD = billed(replayD.analysis);
+    const gapD = Math.abs(replayCostD - liveD) / liveD;
+    console.log(`[parity] discipline on: ${same} of ${replayD.requests.length} requests identical; cost live ${liveD.toFixed(0)} vs replay ${replayCostD.toFixed(0)} (${(gapD * 100).toFixed(2)}%)`);
+    expect(gapD).toBeLessThanOrEqual(0.02);
+  }, 400_000);
+});
