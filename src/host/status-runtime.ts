@@ -41,9 +41,12 @@ export function prunedTokens(raw: readonly ContextMessage[], rendered: readonly 
 }
 
 export function createStatusRuntime(deps: StatusRuntimeDeps): StatusRuntime {
-  let pruned = 0;
-  let renderedTokens: number | undefined;
+  /** The last render's two lists; the figures are computed when shown or asked for (not per render without a UI). */
+  let last: { raw: readonly ContextMessage[]; rendered: readonly ContextMessage[] } | undefined;
+  let pruned: number | undefined;
   let progressText: string | undefined;
+
+  const prunedNow = (): number => (pruned ??= last ? prunedTokens(last.raw, last.rendered) : 0);
 
   const show = (ctx: ExtensionContext) => {
     if (!ctx.hasUI) return;
@@ -52,14 +55,16 @@ export function createStatusRuntime(deps: StatusRuntimeDeps): StatusRuntime {
       ctx.ui.setStatus(STATUS_LINE_KEY, undefined);
       return;
     }
-    const usage = ctx.getContextUsage();
+    const contextTokens = ctx.getContextUsage()?.tokens ?? undefined;
+    // Without Pi's figure (right after a compaction) the estimate of what the render sends.
+    const renderedTokens = contextTokens === undefined && last ? last.rendered.reduce((n, m) => n + tokensOf(m), 0) : undefined;
     ctx.ui.setStatus(
       STATUS_LINE_KEY,
       formatStatusLine({
         enabled: settings.enabled,
-        contextTokens: usage?.tokens ?? undefined,
+        contextTokens,
         ...(renderedTokens !== undefined ? { renderedTokens } : {}),
-        prunedTokens: pruned,
+        prunedTokens: prunedNow(),
         summarizerCost: deps.summarizerCost(),
         ...(progressText ? { progress: progressText } : {}),
       }),
@@ -68,9 +73,8 @@ export function createStatusRuntime(deps: StatusRuntimeDeps): StatusRuntime {
 
   return {
     rendered(ctx, raw, rendered) {
-      pruned = prunedTokens(raw, rendered);
-      renderedTokens = undefined;
-      if (ctx.getContextUsage()?.tokens == null) renderedTokens = rendered.reduce((n, m) => n + tokensOf(m), 0);
+      last = { raw, rendered };
+      pruned = undefined;
       show(ctx);
     },
     progress(ctx, text) {
@@ -78,6 +82,6 @@ export function createStatusRuntime(deps: StatusRuntimeDeps): StatusRuntime {
       show(ctx);
     },
     refresh: show,
-    prunedTokens: () => pruned,
+    prunedTokens: prunedNow,
   };
 }

@@ -172,9 +172,8 @@ describe("flush-gated thinking strip on the wire", () => {
     expect(report.busts.length).toBeLessThanOrEqual(report.afterFlush.length);
   }, 60_000);
 
-  // Known bug (reported): with pruning off the shell never flushes, so no boundary is ever
-  // persisted and the strip falls back to the sliding live count: it busts the cache on every
-  // call of a tool loop. Flip to `test` once `pruning-runtime.ts` flushes for the strip alone.
+  // With pruning off, flushes still run for the strip alone (`flushesActive` in
+  // src/engine/session.ts), so the boundary is persisted and moves only at flushes.
   test("with pruning off: the strip alone still flushes its boundary and never busts inside a loop", async () => {
     const keep = await run({ thinkingStrip: STRIP, summarizer: { mode: "extractive" }, pruning: { enabled: false }, compaction: { enabled: false } });
     const report = checkFlushGatedStrip(keep);
