@@ -57,6 +57,8 @@ export class CompactionController {
   private counter = 0;
   /** The status text last sent to the UI; unchanged text is not sent again. */
   private shownStatus: string | undefined;
+  /** `waitUntilSettled` callers, woken when their job leaves `pending`. */
+  private settleWaiters = new Set<{ jobId: string; wake: () => void }>();
 
   constructor(private readonly options: ControllerOptions) {
     this.timers = options.timers ?? realTimers;
@@ -101,6 +103,7 @@ export class CompactionController {
     }
     this.state = after;
     if (before.kind === "pending" && after.kind !== "pending") this.stopRun(after.kind !== "ready");
+    for (const w of this.settleWaiters) if (!(after.kind === "pending" && after.job.jobId === w.jobId)) w.wake();
     if (event.type === "superseded" && before.kind === "ready") this.stopRun(true);
     const reason = after.kind === "stale" ? after.reason : event.type === "superseded" ? ("superseded" as const) : undefined;
     this.emit({
@@ -114,6 +117,30 @@ export class CompactionController {
     });
     this.renderStatus();
     return true;
+  }
+
+  /**
+   * Resolve once job `jobId` is no longer pending (ready, stale, failed, replaced), after
+   * `maxWaitMs`, or when `signal` aborts, whichever comes first.
+   */
+  waitUntilSettled(jobId: string, maxWaitMs: number, signal?: AbortSignal): Promise<"settled" | "timeout" | "aborted"> {
+    const s = this.state;
+    if (!(s.kind === "pending" && s.job.jobId === jobId)) return Promise.resolve("settled");
+    if (signal?.aborted) return Promise.resolve("aborted");
+    return new Promise((resolve) => {
+      let handle: unknown;
+      const finish = (how: "settled" | "timeout" | "aborted") => {
+        if (!this.settleWaiters.delete(waiter)) return;
+        this.timers.clearTimeout(handle);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(how);
+      };
+      const waiter = { jobId, wake: () => finish("settled") };
+      const onAbort = () => finish("aborted");
+      this.settleWaiters.add(waiter);
+      handle = this.timers.setTimeout(() => finish("timeout"), maxWaitMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   /** Stale the current pending/ready job (no-op otherwise). */

@@ -10,6 +10,7 @@ import { createDefaultAdapter } from "./default-adapter.ts";
 import type { LifecycleEvent, LifecycleListener } from "./lifecycle.ts";
 import { piCompact, piCompactionPrimitives } from "./pi-runtime.ts";
 import { registerAsyncCompaction } from "./register-async.ts";
+import { registerDisabledCompactNowCommand } from "./wiring/compact-now-command.ts";
 
 export interface KeeperCompactionOptions {
   /** Defaults to `process.env`. */
@@ -24,6 +25,8 @@ export interface KeeperCompactionOptions {
   isActive?: (ctx: ExtensionContext) => boolean;
 }
 
+const DEFAULT_LABEL = "async compaction";
+
 export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompactionOptions = {}): CompactionController | undefined {
   const { config, diagnostics } = readCompactionEnv(options.env ?? process.env);
   let diagnosticsShown = false;
@@ -34,7 +37,10 @@ export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompac
       for (const d of diagnostics) ctx.ui.notify(d.message, "warning");
     });
   }
-  if (!config.enabled) return undefined;
+  if (!config.enabled) {
+    registerDisabledCompactNowCommand(pi, options.label ?? DEFAULT_LABEL);
+    return undefined;
+  }
   const adapter = createDefaultAdapter({ compact: piCompact, primitives: piCompactionPrimitives, label: options.label });
   return registerAsyncCompaction(pi, adapter, {
     config,
