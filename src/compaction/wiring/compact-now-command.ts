@@ -25,7 +25,7 @@ export function registerCompactNowCommand(rc: RegistrationContext, commandName: 
       const ready = readyJob(rc);
       if (ready && !ready.handoff) {
         if (!isSafeIdle(ctx)) return say(ctx, `${adapter.label}: ready; applies at the next turn boundary`);
-        if (!requestCompact(rc, { ctx, jobId: ready.job.jobId, path: "idle_compact" })) return say(ctx, `${adapter.label}: the ready summary no longer fits; not applied`);
+        if (!requestCompact(rc, { ctx, jobId: ready.job.jobId, path: "idle_compact" })) return say(ctx, `${adapter.label}: the ready summary went stale; not applied`);
         return;
       }
       const outcome = c.start(ctx, { manual: true });
