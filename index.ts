@@ -2,12 +2,15 @@
  * pi-context-keeper: the Pi extension entry. Wiring only — every decision lives in `src/`.
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { CompactionController } from "./src/compaction/controller.ts";
 import { registerKeeperCompaction } from "./src/compaction/register.ts";
 import type { ContextMessage } from "./src/session/messages.ts";
 import { createKeeperShell } from "./src/shell/keeper-shell.ts";
 
 export default function contextKeeper(pi: ExtensionAPI): void {
-  const shell = createKeeperShell(pi);
+  // Bound below, once registered: the pruning budget trigger consults async compaction.
+  let compaction: CompactionController | undefined;
+  const shell = createKeeperShell(pi, { compactionOutlook: () => compaction?.outlook() });
 
   pi.on("session_start", (event, ctx) => shell.onSessionStart(event, ctx));
   pi.on("session_tree", (_event, ctx) => shell.onSessionTree(ctx));
@@ -25,7 +28,7 @@ export default function contextKeeper(pi: ExtensionAPI): void {
     handler: (args, ctx) => shell.onKeeperCommand(args, ctx),
   });
 
-  registerKeeperCompaction(pi, {
+  compaction = registerKeeperCompaction(pi, {
     isActive: () => shell.settings().enabled && shell.settings().compaction.enabled,
   });
 }

@@ -6,6 +6,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AnyAsyncCompactionAdapter } from "./adapter.ts";
 import type { AsyncCompactionConfig } from "./config.ts";
+import type { CompactionOutlook } from "./cooperation.ts";
 import { canStart, INITIAL_JOB_STATE, type InvalidationReason, type JobEvent, type JobSnapshot, type JobState, jobReducer } from "./job-reducer.ts";
 import type { LifecycleEvent, LifecycleListener } from "./lifecycle.ts";
 import type { CompactionSettings } from "./primitives.ts";
@@ -57,6 +58,8 @@ export class CompactionController {
   private counter = 0;
   /** The status text last sent to the UI; unchanged text is not sent again. */
   private shownStatus: string | undefined;
+  /** Jobs handed to Pi so far (for `outlook()`). */
+  private handoffs = 0;
   /** `waitUntilSettled` callers, woken when their job leaves `pending`. */
   private settleWaiters = new Set<{ jobId: string; wake: () => void }>();
 
@@ -68,6 +71,13 @@ export class CompactionController {
 
   get current(): JobState {
     return this.state;
+  }
+
+  /** Plain facts for the pruning side (`cooperation.ts`). A job already handed off counts as none. */
+  outlook(): CompactionOutlook {
+    const s = this.state;
+    const job = s.kind === "pending" ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
+    return { job, handoffs: this.handoffs };
   }
 
   get adapter(): AnyAsyncCompactionAdapter {
@@ -102,6 +112,7 @@ export class CompactionController {
       return false;
     }
     this.state = after;
+    if (event.type === "handed_off") this.handoffs++;
     if (before.kind === "pending" && after.kind !== "pending") this.stopRun(after.kind !== "ready");
     for (const w of this.settleWaiters) if (!(after.kind === "pending" && after.job.jobId === w.jobId)) w.wake();
     if (event.type === "superseded" && before.kind === "ready") this.stopRun(true);

@@ -7,6 +7,7 @@
  */
 export type { AnyAsyncCompactionAdapter, AsyncCompactionAdapter, PrepareInput, RunOptions, SnapshotContext, SnapshotFields } from "./adapter.ts";
 export { type AsyncCompactionConfig, isInStartWindow, readCompactionEnv, startWindowBounds } from "./config.ts";
+export { type BudgetFlushHold, budgetFlushHold, type CompactionOutlook } from "./cooperation.ts";
 export { CompactionController, modelKeyOf, settingsKeyOf, type Timers } from "./controller.ts";
 export { createDefaultAdapter, DEFAULT_PROMPT_VERSION, type DefaultAdapterOptions, type PiCompactFn } from "./default-adapter.ts";
 export { INVALIDATION_REASONS, type InvalidationReason, type JobSnapshot, type JobState, type ReadyCompaction } from "./job-reducer.ts";

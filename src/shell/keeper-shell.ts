@@ -3,6 +3,7 @@
  * events into calls on the pure core. Effects (settings files, notifications, the status
  * line, session writes) stay here.
  */
+import { type CompactionOutlook, compactionStopsWarming } from "../compaction/cooperation.ts";
 import type {
   BeforeProviderRequestEvent,
   CacheWarmingDecisionEvent,
@@ -56,7 +57,12 @@ export function report(ctx: ExtensionContext, text: string, level: "info" | "war
   else process.stderr.write(`${text}\n`);
 }
 
-export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
+export interface KeeperShellOptions {
+  /** Async compaction's outlook, consulted by the pruning budget trigger (`src/compaction/cooperation.ts`). */
+  compactionOutlook?: () => CompactionOutlook | undefined;
+}
+
+export function createKeeperShell(pi: ExtensionAPI, options: KeeperShellOptions = {}): KeeperShell {
   let settings: KeeperSettings = DEFAULT_SETTINGS;
   let sources: string[] = [];
   let diagnostics: SettingsDiagnostic[] = [];
@@ -70,6 +76,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
     },
     notify: (ctx, text, level) => report(ctx, text, level),
     discipline: cache,
+    compactionOutlook: options.compactionOutlook,
   });
 
   const sections = (ctx: ExtensionContext): KeeperStatusSection[] => {
@@ -124,7 +131,9 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
       pruning.onAssistantMessageEnd(message, ctx);
     },
     onBeforeProviderRequest: (event, ctx) => cache.onBeforeProviderRequest(event.payload, ctx),
-    onCacheWarmingDecision: (event) => cache.onCacheWarmingDecision(event),
+    // A compaction about to apply discards the warmed prefix too (`src/compaction/cooperation.ts`).
+    onCacheWarmingDecision: (event) =>
+      cache.onCacheWarmingDecision(event) ?? (compactionStopsWarming(options.compactionOutlook?.(), event.action) ? { action: "stop" } : undefined),
     onTurnEnd(ctx) {
       if (settings.enabled) pruning.onTurnEnd(ctx);
     },

@@ -8,6 +8,7 @@
  * time, triggers queued), `cold-replan.ts` (re-plan when the cache is already lost).
  */
 import type { ContextEvent, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { budgetFlushHold } from "../compaction/cooperation.ts";
 import { budgetTriggerFires } from "../keeper/flush.ts";
 import { keeperRender } from "../keeper/render.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
@@ -84,6 +85,14 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     onTurnEnd(ctx) {
       const usage = ctx.getContextUsage();
       if (usage?.tokens == null || !usage.contextWindow) return;
+      // One cache rewrite per window: no budget flush while a compaction apply is imminent;
+      // after one, the budget counts from the compacted context.
+      const hold = budgetFlushHold({ outlook: deps.compactionOutlook?.(), handoffsSeen: memory.compactionHandoffsSeen });
+      if (hold.hold && hold.why === "compaction_applied") {
+        memory.tokensAtLastFlush = usage.tokens;
+        memory.compactionHandoffsSeen = hold.handoffs;
+      }
+      if (hold.hold) return;
       const fires = budgetTriggerFires({ settings: deps.settings(), contextTokens: usage.tokens, tokensAtLastFlush: memory.tokensAtLastFlush, contextWindow: usage.contextWindow });
       if (fires) void flushes.start({ trigger: "budget", ctx });
     },

@@ -2,6 +2,7 @@
  * Shapes shared by the pruning runtime's pieces: what triggers a flush, what a flush
  * reports, what the runtime is given, and the one mutable record it keeps per session.
  */
+import type { CompactionOutlook } from "../compaction/cooperation.ts";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FlushDecision } from "../flush/plan.ts";
 import type { DisciplineFacts, DisciplineOutcome } from "../keeper/discipline.ts";
@@ -28,6 +29,8 @@ export interface PruningRuntimeDeps {
   status: (ctx: ExtensionContext, text: string | undefined) => void;
   notify: (ctx: ExtensionContext, text: string, level: "info" | "warning") => void;
   now?: () => number;
+  /** Async compaction's outlook (`src/compaction/cooperation.ts`); absent: the budget trigger ignores compaction. */
+  compactionOutlook?: () => CompactionOutlook | undefined;
   /** Cache discipline's edge (request facts, decision log); absent: flushes apply everything. */
   discipline?: {
     facts(ctx: ExtensionContext): DisciplineFacts;
@@ -42,6 +45,8 @@ export interface PruningMemory {
   diagnostics: string[];
   report: FlushReport | undefined;
   tokensAtLastFlush: number;
+  /** Async compaction handoffs already accounted for in `tokensAtLastFlush`. */
+  compactionHandoffsSeen: number;
   /** Aborts the running flush's summarizer (set while it summarizes). */
   abort: AbortController | undefined;
   /** Summaries already made, by batch key: a re-run flush does not pay for them twice. */
@@ -57,6 +62,7 @@ export function emptyPruningMemory(): PruningMemory {
     diagnostics: [],
     report: undefined,
     tokensAtLastFlush: 0,
+    compactionHandoffsSeen: 0,
     abort: undefined,
     summaryCache: new Map(),
     notices: new Set(),
