@@ -29,26 +29,30 @@ describe("pace", () => {
 });
 
 describe("adaptiveStartTokens", () => {
-  const settings = { contextWindow: 110_000, reserveTokens: 16_384, keepRecentTokens: 20_000, configuredStart: 55_000 };
+  // Pi's threshold 93,616; floor max(36,384, (93,616 + 20,000) / 2 = 56,808) = 56,808.
+  const settings = { contextWindow: 110_000, reserveTokens: 16_384, keepRecentTokens: 20_000, configuredStart: 88_000 };
 
   test("no growth observed: the configured start", () => {
-    expect(adaptiveStartTokens({ ...settings, pace: EMPTY_PACE })).toBe(55_000);
+    expect(adaptiveStartTokens({ ...settings, pace: EMPTY_PACE })).toBe(88_000);
   });
 
   test("slow growth: the configured start (the lead is short)", () => {
     // 2,400 tokens per 10 s, 2 s summaries: lead 600 tokens.
     const pace = paceOf([[0, 40_000], [10_000, 42_400], [20_000, 44_800]], [2_000]);
-    expect(adaptiveStartTokens({ ...settings, pace })).toBe(55_000);
+    expect(adaptiveStartTokens({ ...settings, pace })).toBe(88_000);
   });
 
-  test("fast growth: earlier, by growth × latency × 1.25 before Pi's threshold", () => {
-    // 24 tokens/ms, 2 s summaries: lead 60,000 → 93,616 − 60,000 = 33,616, floored at 36,384.
+  test("faster growth: earlier, by growth × latency × 1.25 before Pi's threshold", () => {
+    // 10 tokens/ms, 2 s summaries: lead 25,000 → 68,616.
+    expect(adaptiveStartTokens({ ...settings, pace: paceOf([[0, 30_000], [1_000, 40_000]], [2_000]) })).toBe(68_616);
+  });
+
+  test("fast growth: not below the floor, so compactions do not cascade", () => {
+    // 24 tokens/ms, 2 s summaries: lead 60,000 → 33,616, floored at 56,808.
     const pace = paceOf([[0, 30_000], [100, 32_400], [200, 34_800]], [2_000]);
-    expect(adaptiveStartTokens({ ...settings, pace })).toBe(36_384);
-    // 10 tokens/ms, 3 s summaries: lead 37,500 → 56,116, later than configured → 55,000.
-    expect(adaptiveStartTokens({ ...settings, pace: paceOf([[0, 30_000], [1_000, 40_000]], [3_000]) })).toBe(55_000);
-    // 10 tokens/ms, 4 s summaries: lead 50,000 → 43,616, between the floor and the configured start.
-    expect(adaptiveStartTokens({ ...settings, pace: paceOf([[0, 30_000], [1_000, 40_000]], [4_000]) })).toBe(43_616);
+    expect(adaptiveStartTokens({ ...settings, pace })).toBe(56_808);
+    // A configured start below the floor is kept.
+    expect(adaptiveStartTokens({ ...settings, configuredStart: 55_000, pace })).toBe(55_000);
   });
 
   test("an empty configured window stays empty", () => {
@@ -56,7 +60,7 @@ describe("adaptiveStartTokens", () => {
     expect(adaptiveStartTokens({ ...settings, configuredStart: 110_000, pace })).toBe(110_000);
   });
 
-  test("property: never later than configured, never below keep + reserve unless configured lower", () => {
+  test("property: never later than configured, never below the floor unless configured lower", () => {
     fc.assert(
       fc.property(
         fc.array(fc.tuple(fc.integer({ min: 1, max: 5_000 }), fc.integer({ min: 0, max: 20_000 })), { maxLength: 12 }),
@@ -68,7 +72,7 @@ describe("adaptiveStartTokens", () => {
           const samples = steps.map(([dt, dTok]) => [(at += dt), (tokens += dTok)] as [number, number]);
           const start = adaptiveStartTokens({ ...settings, configuredStart, pace: paceOf(samples, latencies) });
           expect(start).toBeLessThanOrEqual(configuredStart);
-          expect(start).toBeGreaterThanOrEqual(Math.min(configuredStart, settings.keepRecentTokens + settings.reserveTokens));
+          expect(start).toBeGreaterThanOrEqual(Math.min(configuredStart, 56_808));
         },
       ),
     );

@@ -69,16 +69,19 @@ export interface AdaptiveStartInput {
 
 /**
  * Tokens above which a job starts: the configured start, moved earlier by the expected lead
- * (growth rate × expected latency × safety) before Pi's threshold, but never below
- * `keepRecentTokens + reserveTokens` (an earlier summary would cover so little that the context
- * after applying it would sit over the threshold again).
+ * (growth rate × expected latency × safety) before Pi's threshold, but never below the floor
+ * `max(keep + reserve, (threshold + keep) / 2)`. A job started at S summarizes up to
+ * S − keep; applied near the threshold it leaves about threshold − S + keep. Below
+ * `keep + reserve` that is over the threshold again; below `(threshold + keep) / 2` it is over S,
+ * so the next job would start at once and the compactions cascade (each a full cache rewrite
+ * covering little).
  */
 export function adaptiveStartTokens(input: AdaptiveStartInput): number {
   const threshold = input.contextWindow - input.reserveTokens;
   // An empty configured window (START_RATIO 1, or a reserve larger than the gap) stays empty.
   if (input.configuredStart >= threshold) return input.configuredStart;
   const lead = growthPerMs(input.pace) * expectedLatencyMs(input.pace) * LEAD_SAFETY;
-  const floor = input.keepRecentTokens + input.reserveTokens;
+  const floor = Math.max(input.keepRecentTokens + input.reserveTokens, Math.ceil((threshold + input.keepRecentTokens) / 2));
   const early = Math.max(floor, Math.floor(threshold - lead));
   return Math.min(input.configuredStart, early);
 }

@@ -78,3 +78,16 @@ export function mainUsage(main: RecordedRequest[]): { input: number; cacheRead: 
   }
   return t;
 }
+
+/** Indices of main requests that lost most of the cached prefix the request before had written or read. */
+export function bustIndices(main: RecordedRequest[]): number[] {
+  const out: number[] = [];
+  for (let i = 1; i < main.length; i++) {
+    const prev = main[i - 1].response?.usage;
+    const cur = main[i].response?.usage;
+    if (!prev || !cur) continue;
+    const prevPrompt = prev.input_tokens + (prev.cache_read_input_tokens ?? 0) + (prev.cache_creation_input_tokens ?? 0);
+    if ((cur.cache_read_input_tokens ?? 0) < 0.5 * prevPrompt) out.push(i);
+  }
+  return out;
+}
