@@ -60,16 +60,18 @@ describe("a pending job when Pi is about to compact", () => {
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "at_compact", decision: "wait", waitEnd: "timeout", waitedMs: 5_000 }));
   });
 
-  test("Pi aborting its compaction ends the wait at once", async () => {
+  test("Pi aborting its compaction ends the wait at once and keeps the job", async () => {
     const { host } = setup();
     await startJob(host);
     host.tokens = 99_000;
     const abort = new AbortController();
-    const compaction = host.runPiCompaction(undefined, "threshold", abort.signal);
+    const branchEntries = host.sm.getBranch();
+    const before = host.fire("session_before_compact", { preparation: { tokensBefore: 99_000, settings: host.settings }, branchEntries, reason: "threshold", willRetry: false, signal: abort.signal });
     await flush();
     abort.abort();
-    expect(await compaction).toBe("default");
+    expect(await before).toBeUndefined();
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "at_compact", decision: "wait", waitEnd: "aborted", waitedMs: 0 }));
+    expect(host.state().kind).toBe("pending"); // Pi's compaction is aborted too: nothing replaces the job
   });
 
   test("an overflow is never cancelled, even with room: it waits for the job", async () => {

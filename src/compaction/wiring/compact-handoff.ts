@@ -76,6 +76,8 @@ async function settlePending(rc: RegistrationContext, { event, ctx, jobId }: Pen
     const waitEnd = await c.waitUntilSettled(jobId, decision.maxWaitMs, event.signal);
     if (state.awaitingFor === jobId) state.awaitingFor = undefined;
     emit({ kind: "at_compact", jobId, trigger, decision: "wait", tokens, waitedMs: rc.now() - from, waitEnd });
+    // Pi gave up its compaction (Esc, shutdown): nothing will replace the job, keep it.
+    if (waitEnd === "aborted") return undefined;
   } else {
     emit({ kind: "at_compact", jobId, trigger, decision: "fallback", tokens });
   }
