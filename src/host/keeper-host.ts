@@ -12,10 +12,11 @@ import type {
   ExtensionCommandContext,
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
+import { type CompactionOutlook, compactionStopsWarming } from "../compaction/cooperation.ts";
 import { thinkingPolicyFor } from "../engine/config.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
 import { compacted, flushesActive, observeUsage, render } from "../engine/session.ts";
-import { budgetTriggerFires, closesRequest } from "../engine/triggers.ts";
+import { budgetStep, closesRequest } from "../engine/triggers.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import { restoreRecallIndex } from "../recall/recall-entries.ts";
@@ -72,7 +73,13 @@ export function report(ctx: ExtensionContext, text: string, level: "info" | "war
   else process.stderr.write(`${text}\n`);
 }
 
-export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } = {}): KeeperHost {
+export interface KeeperHostOptions {
+  now?: () => number;
+  /** Async compaction's outlook, for the budget trigger and warming (`src/compaction/cooperation.ts`). */
+  compactionOutlook?: () => CompactionOutlook | undefined;
+}
+
+export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}): KeeperHost {
   const now = options.now ?? (() => Date.now());
   let settings: KeeperSettings = DEFAULT_SETTINGS;
   let sources: string[] = [];
@@ -195,12 +202,18 @@ export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } =
       persistWaiting();
       return out;
     },
-    onCacheWarmingDecision: (event) => onWarmingDecision(memory, settings, event),
+    // A compaction about to apply discards the warmed prefix too.
+    onCacheWarmingDecision: (event) =>
+      onWarmingDecision(memory, settings, event) ?? (compactionStopsWarming(options.compactionOutlook?.(), event.action) ? { action: "stop" } : undefined),
     onTurnEnd(ctx) {
       if (!settings.enabled) return;
       const usage = ctx.getContextUsage();
       if (usage?.tokens == null || !usage.contextWindow) return;
-      if (budgetTriggerFires({ settings, grownTokens: usage.tokens - memory.tokensAtLastFlush, contextWindow: usage.contextWindow })) void flushes.start({ trigger: "budget", ctx });
+      const base = { tokensAtLastFlush: memory.tokensAtLastFlush, handoffsSeen: memory.compactionHandoffsSeen };
+      const step = budgetStep({ settings, contextTokens: usage.tokens, contextWindow: usage.contextWindow, base, compaction: options.compactionOutlook?.() });
+      memory.tokensAtLastFlush = step.base.tokensAtLastFlush;
+      memory.compactionHandoffsSeen = step.base.handoffsSeen;
+      if (step.fire) void flushes.start({ trigger: "budget", ctx });
     },
     async onKeeperCommand(args, ctx) {
       const sub = args.trim().split(/\s+/)[0] ?? "";
