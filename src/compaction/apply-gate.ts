@@ -53,22 +53,3 @@ export function validateAgainstLive(input: LiveValidationInput): ValidationResul
 export function isSafeIdle(ctx: Pick<ExtensionContext, "isIdle" | "hasPendingMessages">): boolean {
   return ctx.isIdle() && !ctx.hasPendingMessages();
 }
-
-/**
- * The abort-and-compact path: only for a streaming, abortable turn with nothing queued,
- * when usage is already over Pi's hard threshold (window - reserve), so waiting for the
- * next boundary risks an overflow. At most once per job.
- */
-export function shouldAbortAndCompact(input: {
-  isIdle: boolean;
-  hasPendingMessages: boolean;
-  hasAbortSignal: boolean;
-  tokens: number | null | undefined;
-  contextWindow: number;
-  reserveTokens: number;
-  alreadyTriedForJob: boolean;
-}): boolean {
-  if (input.isIdle || input.hasPendingMessages || !input.hasAbortSignal || input.alreadyTriedForJob) return false;
-  if (input.tokens === null || input.tokens === undefined || input.contextWindow <= 0) return false;
-  return input.tokens > input.contextWindow - input.reserveTokens;
-}

@@ -4,7 +4,7 @@ import { isInStartWindow, readCompactionEnv, startWindowBounds } from "./config.
 
 describe("readCompactionEnv", () => {
   test("defaults when nothing is set", () => {
-    expect(readCompactionEnv({})).toEqual({ config: { enabled: true, startRatio: 0.8, timeoutMs: 300_000 }, diagnostics: [] });
+    expect(readCompactionEnv({})).toEqual({ config: { enabled: true, startRatio: 0.8, timeoutMs: 300_000, waitMs: 60_000, adaptiveStart: true }, diagnostics: [] });
   });
 
   test("explicit values", () => {
@@ -12,8 +12,10 @@ describe("readCompactionEnv", () => {
       PI_ASYNC_PREFIX_COMPACTION: "0",
       PI_ASYNC_PREFIX_COMPACTION_START_RATIO: "0.5",
       PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS: "0",
+      PI_ASYNC_PREFIX_COMPACTION_WAIT_MS: "1500",
+      PI_ASYNC_PREFIX_COMPACTION_ADAPTIVE: "0",
     });
-    expect(config).toEqual({ enabled: false, startRatio: 0.5, timeoutMs: 0 });
+    expect(config).toEqual({ enabled: false, startRatio: 0.5, timeoutMs: 0, waitMs: 1500, adaptiveStart: false });
     expect(diagnostics).toEqual([]);
   });
 
@@ -22,12 +24,30 @@ describe("readCompactionEnv", () => {
     expect("traceFile" in readCompactionEnv({ PI_ASYNC_PREFIX_COMPACTION_TRACE: "  " }).config).toBe(false);
   });
 
+  // pi-async-compaction's semantics: the ratio is clamped to [0, 1], the timeout floored, and a
+  // negative timeout (like 0) disables it. None of these is an error.
   test.each([
-    ["PI_ASYNC_PREFIX_COMPACTION_START_RATIO", "1.5", "startRatio", 0.8],
-    ["PI_ASYNC_PREFIX_COMPACTION_START_RATIO", "0", "startRatio", 0.8],
+    ["PI_ASYNC_PREFIX_COMPACTION_START_RATIO", "1.5", "startRatio", 1],
+    ["PI_ASYNC_PREFIX_COMPACTION_START_RATIO", "0", "startRatio", 0],
+    ["PI_ASYNC_PREFIX_COMPACTION_START_RATIO", "-2", "startRatio", 0],
+    ["PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS", "-1", "timeoutMs", 0],
+    ["PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS", "12.5", "timeoutMs", 12],
+    ["PI_ASYNC_PREFIX_COMPACTION_WAIT_MS", "-5", "waitMs", 0],
+  ] as const)("%s=%s is read as the anchor reads it, without a diagnostic", (key, value, field, expected) => {
+    const { config, diagnostics } = readCompactionEnv({ [key]: value });
+    expect(config[field]).toBe(expected);
+    expect(diagnostics).toEqual([]);
+  });
+
+  test("start ratio 0 starts at any usage; 1 never starts on its own", () => {
+    const base = { contextWindow: 100_000, reserveTokens: 10_000 };
+    expect(isInStartWindow({ ...base, startRatio: 0, tokens: 1 })).toBe(true);
+    fc.assert(fc.property(fc.integer({ min: 0, max: 200_000 }), (tokens) => !isInStartWindow({ ...base, startRatio: 1, tokens })));
+  });
+
+  test.each([
     ["PI_ASYNC_PREFIX_COMPACTION_START_RATIO", "abc", "startRatio", 0.8],
-    ["PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS", "-1", "timeoutMs", 300_000],
-    ["PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS", "12.5", "timeoutMs", 300_000],
+    ["PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS", "soon", "timeoutMs", 300_000],
     ["PI_ASYNC_PREFIX_COMPACTION", "maybe", "enabled", true],
   ] as const)("%s=%s falls back for that key only, with a diagnostic", (key, value, field, fallback) => {
     const env = { PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS: "1000", PI_ASYNC_PREFIX_COMPACTION_START_RATIO: "0.6", [key]: value };

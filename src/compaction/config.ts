@@ -9,18 +9,30 @@
 export const ENV_ENABLED = "PI_ASYNC_PREFIX_COMPACTION";
 export const ENV_START_RATIO = "PI_ASYNC_PREFIX_COMPACTION_START_RATIO";
 export const ENV_TIMEOUT_MS = "PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS";
+/** `0` keeps the start at START_RATIO exactly (no adaptive start); this package's addition. */
+export const ENV_ADAPTIVE = "PI_ASYNC_PREFIX_COMPACTION_ADAPTIVE";
+/** Longest wait for a pending job when Pi must compact now (this package's addition). */
+export const ENV_WAIT_MS = "PI_ASYNC_PREFIX_COMPACTION_WAIT_MS";
 /** Path of a JSONL file that receives every lifecycle event (diagnostics, tests); unset = none. */
 export const ENV_TRACE_FILE = "PI_ASYNC_PREFIX_COMPACTION_TRACE";
 
 export const DEFAULT_START_RATIO = 0.8;
 export const DEFAULT_TIMEOUT_MS = 300_000;
+export const DEFAULT_WAIT_MS = 60_000;
 
 export interface AsyncCompactionConfig {
   enabled: boolean;
-  /** Early-start threshold as a fraction of the context window, in (0, 1). */
+  /** Early-start threshold as a fraction of the context window, in [0, 1]. */
   startRatio: number;
   /** Milliseconds before a pending job is staled with `timeout`; 0 disables the timeout. */
   timeoutMs: number;
+  /**
+   * Longest wait (ms) in `session_before_compact` for a pending job when Pi cannot be put off;
+   * 0 = never wait (Pi compacts on its own). Absent = `DEFAULT_WAIT_MS`.
+   */
+  waitMs?: number;
+  /** Move the start earlier from observed growth and summary latency (default true). */
+  adaptiveStart?: boolean;
   /** Lifecycle trace file (`PI_ASYNC_PREFIX_COMPACTION_TRACE`), when set. */
   traceFile?: string;
 }
@@ -45,53 +57,49 @@ function present(env: Env, key: string): string | undefined {
   return trimmed === "" ? undefined : trimmed;
 }
 
-function readEnabled(env: Env, diagnostics: ConfigDiagnostic[]): boolean {
-  const raw = present(env, ENV_ENABLED);
+function readSwitch(env: Env, key: string, what: string, diagnostics: ConfigDiagnostic[]): boolean {
+  const raw = present(env, key);
   if (raw === undefined) return true;
   const lower = raw.toLowerCase();
   if (["0", "false", "off", "no"].includes(lower)) return false;
   if (["1", "true", "on", "yes"].includes(lower)) return true;
-  diagnostics.push({ key: ENV_ENABLED, value: raw, message: `${ENV_ENABLED}=${raw} is not 0/1/true/false; async compaction stays enabled` });
+  diagnostics.push({ key, value: raw, message: `${key}=${raw} is not 0/1/true/false; ${what} stays enabled` });
   return true;
 }
 
-function readStartRatio(env: Env, diagnostics: ConfigDiagnostic[]): number {
-  const raw = present(env, ENV_START_RATIO);
-  if (raw === undefined) return DEFAULT_START_RATIO;
+function readNumber(env: Env, key: string, fallback: number, diagnostics: ConfigDiagnostic[]): number {
+  const raw = present(env, key);
+  if (raw === undefined) return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0 || value >= 1) {
-    diagnostics.push({
-      key: ENV_START_RATIO,
-      value: raw,
-      message: `${ENV_START_RATIO}=${raw} must be a number strictly between 0 and 1; using ${DEFAULT_START_RATIO}`,
-    });
-    return DEFAULT_START_RATIO;
-  }
-  return value;
+  if (Number.isFinite(value)) return value;
+  diagnostics.push({ key, value: raw, message: `${key}=${raw} is not a number; using ${fallback}` });
+  return fallback;
 }
 
+/** As pi-async-compaction: any number, clamped to [0, 1] (0 starts at once, 1 never starts on its own). */
+function readStartRatio(env: Env, diagnostics: ConfigDiagnostic[]): number {
+  return Math.max(0, Math.min(1, readNumber(env, ENV_START_RATIO, DEFAULT_START_RATIO, diagnostics)));
+}
+
+/** As pi-async-compaction: whole milliseconds; 0 or a negative value disables the timeout. */
 function readTimeoutMs(env: Env, diagnostics: ConfigDiagnostic[]): number {
-  const raw = present(env, ENV_TIMEOUT_MS);
-  if (raw === undefined) return DEFAULT_TIMEOUT_MS;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0) {
-    diagnostics.push({
-      key: ENV_TIMEOUT_MS,
-      value: raw,
-      message: `${ENV_TIMEOUT_MS}=${raw} must be a non-negative integer of milliseconds (0 disables); using ${DEFAULT_TIMEOUT_MS}`,
-    });
-    return DEFAULT_TIMEOUT_MS;
-  }
-  return value;
+  return Math.max(0, Math.floor(readNumber(env, ENV_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, diagnostics)));
+}
+
+/** Whole milliseconds; 0 or a negative value: never wait. */
+function readWaitMs(env: Env, diagnostics: ConfigDiagnostic[]): number {
+  return Math.max(0, Math.floor(readNumber(env, ENV_WAIT_MS, DEFAULT_WAIT_MS, diagnostics)));
 }
 
 /** Parse the environment keys; each bad value falls back to its own default. */
 export function readCompactionEnv(env: Env): ReadCompactionEnvResult {
   const diagnostics: ConfigDiagnostic[] = [];
   const config: AsyncCompactionConfig = {
-    enabled: readEnabled(env, diagnostics),
+    enabled: readSwitch(env, ENV_ENABLED, "async compaction", diagnostics),
     startRatio: readStartRatio(env, diagnostics),
     timeoutMs: readTimeoutMs(env, diagnostics),
+    waitMs: readWaitMs(env, diagnostics),
+    adaptiveStart: readSwitch(env, ENV_ADAPTIVE, "the adaptive start", diagnostics),
   };
   const traceFile = present(env, ENV_TRACE_FILE);
   if (traceFile !== undefined) config.traceFile = traceFile;
@@ -105,11 +113,14 @@ export interface StartWindowInput {
   startRatio: number;
   /** Pi's resolved `compaction.reserveTokens` for the active model. */
   reserveTokens: number;
+  /** A lower bound that replaces `floor(contextWindow × startRatio)` (the adaptive start). */
+  startTokens?: number;
 }
 
 /** Bounds of the window in which a background job starts: `lower < tokens <= upper`. */
 export function startWindowBounds(input: Omit<StartWindowInput, "tokens">): { lower: number; upper: number } {
-  return { lower: Math.floor(input.contextWindow * input.startRatio), upper: input.contextWindow - input.reserveTokens };
+  const lower = input.startTokens ?? Math.floor(input.contextWindow * input.startRatio);
+  return { lower, upper: input.contextWindow - input.reserveTokens };
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AnyAsyncCompactionAdapter } from "./adapter.ts";
 import type { AsyncCompactionConfig } from "./config.ts";
+import type { CompactionOutlook } from "./cooperation.ts";
 import { canStart, INITIAL_JOB_STATE, type InvalidationReason, type JobEvent, type JobSnapshot, type JobState, jobReducer } from "./job-reducer.ts";
 import type { LifecycleEvent, LifecycleListener } from "./lifecycle.ts";
 import type { CompactionSettings } from "./primitives.ts";
@@ -57,6 +58,10 @@ export class CompactionController {
   private counter = 0;
   /** The status text last sent to the UI; unchanged text is not sent again. */
   private shownStatus: string | undefined;
+  /** Jobs handed to Pi so far (for `outlook()`). */
+  private handoffs = 0;
+  /** `waitUntilSettled` callers, woken when their job leaves `pending`. */
+  private settleWaiters = new Set<{ jobId: string; wake: () => void }>();
 
   constructor(private readonly options: ControllerOptions) {
     this.timers = options.timers ?? realTimers;
@@ -66,6 +71,13 @@ export class CompactionController {
 
   get current(): JobState {
     return this.state;
+  }
+
+  /** Plain facts for the pruning side (`cooperation.ts`). A job already handed off counts as none. */
+  outlook(): CompactionOutlook {
+    const s = this.state;
+    const job = s.kind === "pending" ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
+    return { job, handoffs: this.handoffs };
   }
 
   get adapter(): AnyAsyncCompactionAdapter {
@@ -100,7 +112,9 @@ export class CompactionController {
       return false;
     }
     this.state = after;
+    if (event.type === "handed_off") this.handoffs++;
     if (before.kind === "pending" && after.kind !== "pending") this.stopRun(after.kind !== "ready");
+    for (const w of this.settleWaiters) if (!(after.kind === "pending" && after.job.jobId === w.jobId)) w.wake();
     if (event.type === "superseded" && before.kind === "ready") this.stopRun(true);
     const reason = after.kind === "stale" ? after.reason : event.type === "superseded" ? ("superseded" as const) : undefined;
     this.emit({
@@ -114,6 +128,30 @@ export class CompactionController {
     });
     this.renderStatus();
     return true;
+  }
+
+  /**
+   * Resolve once job `jobId` is no longer pending (ready, stale, failed, replaced), after
+   * `maxWaitMs`, or when `signal` aborts, whichever comes first.
+   */
+  waitUntilSettled(jobId: string, maxWaitMs: number, signal?: AbortSignal): Promise<"settled" | "timeout" | "aborted"> {
+    const s = this.state;
+    if (!(s.kind === "pending" && s.job.jobId === jobId)) return Promise.resolve("settled");
+    if (signal?.aborted) return Promise.resolve("aborted");
+    return new Promise((resolve) => {
+      let handle: unknown;
+      const finish = (how: "settled" | "timeout" | "aborted") => {
+        if (!this.settleWaiters.delete(waiter)) return;
+        this.timers.clearTimeout(handle);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(how);
+      };
+      const waiter = { jobId, wake: () => finish("settled") };
+      const onAbort = () => finish("aborted");
+      this.settleWaiters.add(waiter);
+      handle = this.timers.setTimeout(() => finish("timeout"), maxWaitMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   /** Stale the current pending/ready job (no-op otherwise). */

@@ -40,7 +40,9 @@ describe("default adapter", () => {
     const abort = new AbortController();
     const out = await adapter.run(prepared!, { ctx, model: faux.getModel() as never, signal: abort.signal, thinkingLevel: "off" });
     const result = adapter.toCompaction(out, prepared!);
-    expect(seen).toEqual([{ apiKey: "k-123", signal: abort.signal }]);
+    // A split turn: the history and turn-prefix summaries are asked for at once (split-parallel.ts).
+    expect(prepared!.isSplitTurn && prepared!.messagesToSummarize.length > 0).toBe(true);
+    expect(seen).toEqual([{ apiKey: "k-123", signal: abort.signal }, { apiKey: "k-123", signal: abort.signal }]);
     expect(result.summary.startsWith("## Goal\nSummarised by faux")).toBe(true);
     // Pi appends its file-operation tags: edited main.ts is modified, read files are read-only.
     expect(result.summary).toContain("<modified-files>\nsrc/main.ts\n</modified-files>");

@@ -2,12 +2,14 @@
  * The default adapter: Pi's own preparation (rebuilt in `prepare.ts`) and Pi's exported
  * `compact()` for the summary, so a background summary reads like one Pi made itself
  * (previous-summary merging, split turns, file-operation tags, active model and thinking).
+ * A split turn's two summaries run at once (`split-parallel.ts`).
  */
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ExtensionContext, compact as piCompact } from "@earendil-works/pi-coding-agent";
 import type { ThinkingLevel } from "@earendil-works/pi-agent-core";
 import type { AsyncCompactionAdapter } from "./adapter.ts";
 import { prepareCompaction } from "./prepare.ts";
+import { compactSplitInParallel, splitsInTwo } from "./split-parallel.ts";
 import type { CompactionPreparation, CompactionResult, PiCompactionPrimitives } from "./primitives.ts";
 
 /** Bump when the summary prompt or preparation changes meaning. */
@@ -38,7 +40,9 @@ export function createDefaultAdapter(options: DefaultAdapterOptions): AsyncCompa
     run: async (prepared, { ctx, model, signal, thinkingLevel }) => {
       const auth = await resolveAuth(ctx, model);
       const headers = auth.headers as Record<string, string> | undefined;
-      return options.compact(prepared, model, auth.apiKey, headers, undefined, signal, thinkingLevel as ThinkingLevel, undefined, auth.env);
+      const call = (p: CompactionPreparation) => options.compact(p, model, auth.apiKey, headers, undefined, signal, thinkingLevel as ThinkingLevel, undefined, auth.env);
+      // A split turn's two summaries are independent: ask for both at once (same text as Pi's).
+      return splitsInTwo(prepared) ? compactSplitInParallel(prepared, call) : call(prepared);
     },
     toCompaction: (result) => ({
       summary: result.summary,

@@ -15,7 +15,9 @@ export type LifecycleEvent =
   | { kind: "transition"; jobId: string; from: JobState["kind"]; to: JobState["kind"]; cause: JobEvent["type"]; reason?: InvalidationReason; error?: string }
   | { kind: "ignored"; jobId?: string; cause: JobEvent["type"] }
   | { kind: "apply"; jobId: string; path: ApplyPath; outcome: ApplyOutcome; reason?: InvalidationReason; error?: string }
-  | { kind: "skipped"; reason: "disabled" | "no_model" | "nothing_to_compact" | "busy" | "not_in_window" | "no_usage" }
+  | { kind: "skipped"; reason: "disabled" | "no_model" | "nothing_to_compact" | "busy" | "not_in_window" | "no_usage" | "pi_compaction_disabled" }
+  /** Pi was about to compact while a job was pending: what was decided (and, after a wait, how it ended). */
+  | { kind: "at_compact"; jobId: string; trigger: string; decision: "cancel" | "wait" | "fallback"; tokens?: number; waitedMs?: number; waitEnd?: "settled" | "timeout" | "aborted" }
   | { kind: "diagnostic"; message: string };
 
 export type LifecycleListener = (event: LifecycleEvent) => void;

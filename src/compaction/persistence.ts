@@ -53,6 +53,38 @@ export interface StoredReady {
   appliedSince: boolean;
 }
 
+/** pi-async-compaction's marker key in the compaction entries it made. */
+export const ANCHOR_MARKER_KEY = "asyncPrefixCompaction";
+
+/** A background compaction's marker, from this package or from pi-async-compaction. */
+export interface CompactionMarker {
+  source: "context-keeper" | "pi-async-compaction";
+  jobId: string;
+  adapterId?: string;
+  promptVersion?: string;
+}
+
+/**
+ * Which background compaction made an entry, if any: this package's marker or
+ * pi-async-compaction's (`details.asyncPrefixCompaction.jobId`), so sessions compacted by
+ * either are recognised. Only this package's markers are ever claimed as our own job.
+ */
+export function readCompactionMarker(details: unknown): CompactionMarker | undefined {
+  const ours = markerOf(details);
+  if (ours) return { source: "context-keeper", ...ours, ...promptVersionOf((details as Record<string, unknown>)[COMPACTION_MARKER_KEY]) };
+  if (!details || typeof details !== "object" || Array.isArray(details)) return undefined;
+  const anchor = (details as Record<string, unknown>)[ANCHOR_MARKER_KEY];
+  if (!anchor || typeof anchor !== "object" || Array.isArray(anchor)) return undefined;
+  const jobId = (anchor as { jobId?: unknown }).jobId;
+  if (typeof jobId !== "string") return undefined;
+  return { source: "pi-async-compaction", jobId, ...promptVersionOf(anchor) };
+}
+
+function promptVersionOf(marker: unknown): { promptVersion?: string } {
+  const v = marker && typeof marker === "object" ? (marker as { promptVersion?: unknown }).promptVersion : undefined;
+  return typeof v === "string" ? { promptVersion: v } : {};
+}
+
 /** Marker read from a compaction entry's details, when it is this subsystem's. */
 export function markerOf(details: unknown): { jobId: string; adapterId?: string } | undefined {
   if (!details || typeof details !== "object") return undefined;

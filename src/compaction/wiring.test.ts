@@ -186,10 +186,10 @@ describe("races and invalidation", () => {
     expect(host.events).toContainEqual({ kind: "ignored", jobId: "job-1", cause: "settled_ok" });
   });
 
-  test("Pi compacting synchronously while pending: sync_fallback, Pi's own summary", async () => {
+  test("/compact <instructions> while pending: sync_fallback at once, Pi's own summary", async () => {
     const { host } = setup();
     await startJob(host);
-    expect(await host.runPiCompaction(undefined, "threshold")).toBe("default");
+    expect(await host.runPiCompaction("keep the tests", "manual")).toBe("default");
     expect(host.state()).toMatchObject({ kind: "stale", reason: "sync_fallback" });
   });
 
@@ -274,7 +274,7 @@ describe("abort and compact", () => {
     const { host, finish } = setup();
     await startJob(host);
     host.streaming = true;
-    host.tokens = 95_000; // > 100k - 10k
+    host.tokens = 97_000; // > 100k - 10k, and less than the 4,096-token room margin left
     finish(0);
     await flush();
     expect(host.compactCalls).toHaveLength(1);
@@ -282,6 +282,20 @@ describe("abort and compact", () => {
     expect(host.state().kind).toBe("idle");
     host.timers.advance(0);
     expect(host.sentUserMessages).toEqual(["continue"]);
+  });
+
+  test("over the hard threshold with room for another turn it waits for the turn end (nothing aborted)", async () => {
+    const { host, finish } = setup();
+    await startJob(host);
+    host.streaming = true;
+    host.tokens = 95_000; // > 100k - 10k, but 95k + 4,096 still fits the window
+    finish(0);
+    await flush();
+    expect(host.compactCalls).toHaveLength(0);
+    expect(host.state().kind).toBe("ready");
+    host.streaming = false;
+    const r = await host.turnEnd();
+    expect(r.entries.map((e: { type: string }) => e.type)).toEqual(["compaction"]);
   });
 
   test("below the hard threshold mid-stream it waits", async () => {

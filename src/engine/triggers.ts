@@ -4,9 +4,11 @@
  * - request end: an assistant message that stops without tool calls closes the user's request;
  * - budget: inside a tool loop, once the context grew by min(fraction × window, maxTokens)
  *   tokens since the last flush (capped in absolute tokens so it still fires on 1M windows);
+ *   held while an async compaction apply is imminent, re-based after one (`budgetStep`);
  * - cold cache: the cached prefix is already lost (TTL, model, thinking, tools, compaction),
  *   so every rewrite is free: re-plan before the request renders (see `coldReplanDue`).
  */
+import { budgetFlushHold, type CompactionOutlook } from "../compaction/cooperation.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 
@@ -35,6 +37,37 @@ export function budgetTriggerFires(input: BudgetTriggerInput): boolean {
   if (!s.enabled || !s.pruning.enabled || !s.pruning.budgetTrigger.enabled) return false;
   if (!(input.contextWindow > 0) || !(input.grownTokens >= 0)) return false;
   return input.grownTokens >= budgetTokens(s, input.contextWindow);
+}
+
+/** Where the budget trigger counts from. */
+export interface BudgetBase {
+  /** Context tokens right after the last flush (or the last async compaction handoff). */
+  tokensAtLastFlush: number;
+  /** Async compaction handoffs already accounted for in `tokensAtLastFlush`. */
+  handoffsSeen: number;
+}
+
+export interface BudgetStepInput {
+  settings: KeeperSettings;
+  contextTokens: number;
+  contextWindow: number;
+  base: BudgetBase;
+  /** Async compaction's outlook; undefined when it is off or not registered. */
+  compaction: CompactionOutlook | undefined;
+}
+
+/**
+ * The budget trigger at a turn end, cooperating with async compaction (one cache rewrite per
+ * window, `src/compaction/cooperation.ts`): no budget flush while a compaction job is pending
+ * or ready (its apply replaces the prefix the flush would rewrite); after a handoff the budget
+ * counts from the compacted context, and that turn does not fire.
+ */
+export function budgetStep(input: BudgetStepInput): { fire: boolean; base: BudgetBase } {
+  const hold = budgetFlushHold({ outlook: input.compaction, handoffsSeen: input.base.handoffsSeen });
+  if (hold.hold && hold.why === "compaction_applied") return { fire: false, base: { tokensAtLastFlush: input.contextTokens, handoffsSeen: hold.handoffs } };
+  if (hold.hold) return { fire: false, base: input.base };
+  const fire = budgetTriggerFires({ settings: input.settings, grownTokens: input.contextTokens - input.base.tokensAtLastFlush, contextWindow: input.contextWindow });
+  return { fire, base: input.base };
 }
 
 export interface ColdReplanInput {

@@ -1,5 +1,5 @@
 /**
- * The one place that binds Pi's runtime helpers for the compaction subsystem (the shell
+ * The one place that binds Pi's runtime helpers for the compaction subsystem (the host
  * side). Everything else receives these through `PiCompactionPrimitives` / options.
  */
 import { getCurrentSystemMessage } from "@earendil-works/pi-ai";

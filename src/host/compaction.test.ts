@@ -43,11 +43,22 @@ describe("registerKeeperCompaction", () => {
     session.dispose();
   });
 
-  test("PI_ASYNC_PREFIX_COMPACTION=0 registers nothing", async () => {
-    const { session, extensionsResult, registered } = await load({ PI_ASYNC_PREFIX_COMPACTION: "0" });
+  test("PI_ASYNC_PREFIX_COMPACTION=0 registers no hook; the command stays and answers that it is disabled (on the console without a UI)", async () => {
+    const { session, extensionsResult, registered, events } = await load({ PI_ASYNC_PREFIX_COMPACTION: "0" });
     expect(registered).toBeUndefined();
-    const commands = extensionsResult.extensions.flatMap((e) => [...e.commands.keys()]);
-    expect(commands).not.toContain("async-compact-now");
+    const ext = extensionsResult.extensions.find((e) => e.commands.has("async-compact-now"));
+    expect(ext).toBeDefined();
+    expect([...ext!.handlers.keys()]).toEqual([]);
+    const logged: unknown[] = [];
+    const original = console.log;
+    console.log = (...args: unknown[]) => void logged.push(args.join(" "));
+    try {
+      await session.prompt("/async-compact-now");
+    } finally {
+      console.log = original;
+    }
+    expect(logged).toEqual(["async compaction: disabled"]);
+    expect(events).toEqual([]);
     session.dispose();
   });
 });

@@ -11,6 +11,7 @@ import { createDefaultAdapter } from "../compaction/default-adapter.ts";
 import type { LifecycleEvent, LifecycleListener } from "../compaction/lifecycle.ts";
 import { piCompact, piCompactionPrimitives } from "./compaction-runtime.ts";
 import { registerAsyncCompaction } from "../compaction/register-async.ts";
+import { registerDisabledCompactNowCommand } from "../compaction/wiring/compact-now-command.ts";
 
 export interface KeeperCompactionOptions {
   /** Defaults to `process.env`. */
@@ -25,6 +26,8 @@ export interface KeeperCompactionOptions {
   isActive?: (ctx: ExtensionContext) => boolean;
 }
 
+const DEFAULT_LABEL = "async compaction";
+
 export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompactionOptions = {}): CompactionController | undefined {
   const { config, diagnostics } = readCompactionEnv(options.env ?? process.env);
   let diagnosticsShown = false;
@@ -35,7 +38,10 @@ export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompac
       for (const d of diagnostics) ctx.ui.notify(d.message, "warning");
     });
   }
-  if (!config.enabled) return undefined;
+  if (!config.enabled) {
+    registerDisabledCompactNowCommand(pi, options.label ?? DEFAULT_LABEL);
+    return undefined;
+  }
   const adapter = createDefaultAdapter({ compact: piCompact, primitives: piCompactionPrimitives, label: options.label });
   return registerAsyncCompaction(pi, adapter, {
     config,

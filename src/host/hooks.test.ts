@@ -7,7 +7,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import { fanOut } from "./event-hub.ts";
 import { registerKeeper } from "./hooks.ts";
-import { createKeeperHost, type KeeperHost } from "./keeper-host.ts";
+import { createKeeperHost, type KeeperHost, type KeeperHostOptions } from "./keeper-host.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
 
@@ -70,13 +70,34 @@ describe("one registration per Pi event", () => {
     expect(tools).toEqual(["keeper_recall"]);
   });
 
-  test("compaction off (PI_ASYNC_PREFIX_COMPACTION=0): only the keeper's events, still once each", () => {
+  test("compaction off (PI_ASYNC_PREFIX_COMPACTION=0): only the keeper's events, still once each; the command answers \"disabled\"", () => {
     const { pi, registrations, commands } = recordingPi();
     registerKeeper(pi, { compaction: { env: { PI_ASYNC_PREFIX_COMPACTION: "0" } } });
     const events = registrations.map((r) => r.event);
     expect(events.length).toBe(new Set(events).size);
     expect(events).not.toContain("agent_end");
-    expect(commands).toEqual(["keeper"]);
+    expect(commands.sort()).toEqual(["async-compact-now", "keeper"]);
+  });
+});
+
+describe("the keeper host sees compaction's outlook", () => {
+  const outlookSeen = (env: Record<string, string>) => {
+    let options: KeeperHostOptions | undefined;
+    const { pi } = recordingPi();
+    registerKeeper(pi, {
+      compaction: { env },
+      createHost: (p, hostOptions) => {
+        options = hostOptions;
+        return createKeeperHost(p, hostOptions);
+      },
+    });
+    return options?.compactionOutlook?.();
+  };
+  test("compaction on: the registered controller's outlook (no job, no handoff yet)", () => {
+    expect(outlookSeen({})).toEqual({ job: "none", handoffs: 0 });
+  });
+  test("compaction off: none", () => {
+    expect(outlookSeen({ PI_ASYNC_PREFIX_COMPACTION: "0" })).toBeUndefined();
   });
 });
 

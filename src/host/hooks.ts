@@ -19,7 +19,8 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { ContextMessage } from "../session/messages.ts";
 import { registerKeeperCompaction, type KeeperCompactionOptions } from "./compaction.ts";
 import { createEventHub, fanOut, type AnyHandler } from "./event-hub.ts";
-import { createKeeperHost, type KeeperHost } from "./keeper-host.ts";
+import type { CompactionController } from "../compaction/controller.ts";
+import { createKeeperHost, type KeeperHost, type KeeperHostOptions } from "./keeper-host.ts";
 
 const KEEPER_COMMAND_DESCRIPTION = "context-keeper: status and settings; stats, now, why, cache, on, off, set, reset, save (Tab completes)";
 
@@ -29,7 +30,7 @@ export interface RegisterKeeperOptions {
   /** Passed to the compaction wiring (env, lifecycle listener) — tests. */
   compaction?: Omit<KeeperCompactionOptions, "isActive">;
   /** The keeper's side (default `createKeeperHost`); tests pass a recording one. */
-  createHost?: (pi: ExtensionAPI) => KeeperHost;
+  createHost?: (pi: ExtensionAPI, hostOptions: KeeperHostOptions) => KeeperHost;
 }
 
 /** The keeper's handler per event it listens to. */
@@ -48,9 +49,11 @@ function keeperSteps(keeper: KeeperHost): Record<string, Step> {
 }
 
 export function registerKeeper(pi: ExtensionAPI, options: RegisterKeeperOptions = {}): KeeperHost {
-  const keeper = (options.createHost ?? createKeeperHost)(pi);
+  // Bound once registered below: the budget trigger and warming consult async compaction.
+  let compaction: CompactionController | undefined;
+  const keeper = (options.createHost ?? createKeeperHost)(pi, { compactionOutlook: () => compaction?.outlook() });
   const hub = createEventHub(pi);
-  registerKeeperCompaction(hub.pi, {
+  compaction = registerKeeperCompaction(hub.pi, {
     ...options.compaction,
     isActive: () => keeper.settings().enabled && keeper.settings().compaction.enabled,
   });

@@ -29,6 +29,8 @@ export interface HostMemory {
   report: FlushReport | undefined;
   /** Pi's context tokens right after the last flush (the budget trigger's base). */
   tokensAtLastFlush: number;
+  /** Async compaction handoffs already accounted for in `tokensAtLastFlush` (`budgetStep`). */
+  compactionHandoffsSeen: number;
   /** Aborts the running flush's summarizer (set while it summarizes). */
   abort: AbortController | undefined;
   /** Summaries already made, by batch content: a re-run flush does not pay for them twice. */
@@ -50,6 +52,7 @@ export function emptyHostMemory(): HostMemory {
     diagnostics: [],
     report: undefined,
     tokensAtLastFlush: 0,
+    compactionHandoffsSeen: 0,
     abort: undefined,
     summaryCache: new Map(),
     notices: new Set(),

@@ -14,9 +14,10 @@ import type {
   ExtensionCommandContext,
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
+import { type CompactionOutlook, compactionStopsWarming } from "../compaction/cooperation.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
 import { compacted, flushesActive, observeUsage, render } from "../engine/session.ts";
-import { budgetTriggerFires, closesRequest } from "../engine/triggers.ts";
+import { budgetStep, closesRequest } from "../engine/triggers.ts";
 import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
@@ -76,7 +77,13 @@ export function report(ctx: ExtensionContext, text: string, level: "info" | "war
   else process.stderr.write(`${text}\n`);
 }
 
-export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } = {}): KeeperHost {
+export interface KeeperHostOptions {
+  now?: () => number;
+  /** Async compaction's outlook, for the budget trigger and warming (`src/compaction/cooperation.ts`). */
+  compactionOutlook?: () => CompactionOutlook | undefined;
+}
+
+export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}): KeeperHost {
   const now = options.now ?? (() => Date.now());
   const store = createSessionSettings();
   const settings = (): KeeperSettings => store.current();
@@ -216,14 +223,20 @@ export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } =
       persistWaiting();
       return out;
     },
-    onCacheWarmingDecision: (event) => onWarmingDecision(memory, settings(), event),
+    // A compaction about to apply discards the warmed prefix too.
+    onCacheWarmingDecision: (event) =>
+      onWarmingDecision(memory, settings(), event) ?? (compactionStopsWarming(options.compactionOutlook?.(), event.action) ? { action: "stop" } : undefined),
     onTurnEnd(ctx) {
       const s = settings();
       statusLine.refresh(ctx);
       if (!s.enabled) return;
       const usage = ctx.getContextUsage();
       if (usage?.tokens == null || !usage.contextWindow) return;
-      if (budgetTriggerFires({ settings: s, grownTokens: usage.tokens - memory.tokensAtLastFlush, contextWindow: usage.contextWindow })) void flushes.start({ trigger: "budget", ctx });
+      const base = { tokensAtLastFlush: memory.tokensAtLastFlush, handoffsSeen: memory.compactionHandoffsSeen };
+      const step = budgetStep({ settings: s, contextTokens: usage.tokens, contextWindow: usage.contextWindow, base, compaction: options.compactionOutlook?.() });
+      memory.tokensAtLastFlush = step.base.tokensAtLastFlush;
+      memory.compactionHandoffsSeen = step.base.handoffsSeen;
+      if (step.fire) void flushes.start({ trigger: "budget", ctx });
     },
     onKeeperCommand: (args, ctx) => command.handler(args, ctx),
     keeperCompletions: (prefix) => command.completions(prefix),

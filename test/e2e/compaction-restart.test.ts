@@ -40,7 +40,7 @@ const common: Partial<RunPiOptions> = {
   model: WIRE_SETUP.model,
   settings: WIRE_SETUP.settings,
   contextKeeper: WIRE_SETUP.contextKeeper,
-  env: { PI_ASYNC_PREFIX_COMPACTION_START_RATIO: WIRE_SETUP.startRatio, PI_ASYNC_PREFIX_COMPACTION_TRACE: trace },
+  env: { PI_ASYNC_PREFIX_COMPACTION_START_RATIO: WIRE_SETUP.startRatio, PI_ASYNC_PREFIX_COMPACTION_ADAPTIVE: "0", PI_ASYNC_PREFIX_COMPACTION_TRACE: trace },
   timeoutMs: 30_000,
 };
 

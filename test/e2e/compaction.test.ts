@@ -57,7 +57,8 @@ async function run(arm: Arm): Promise<PiRunResult & { trace: string }> {
     model: WIRE_SETUP.model,
     settings: WIRE_SETUP.settings,
     contextKeeper: arm === "disabled" ? { ...WIRE_SETUP.contextKeeper, compaction: { enabled: false } } : WIRE_SETUP.contextKeeper,
-    env: { PI_ASYNC_PREFIX_COMPACTION_START_RATIO: WIRE_SETUP.startRatio, PI_ASYNC_PREFIX_COMPACTION_TRACE: trace },
+    // The start stays at the configured ratio (the adaptive start is measured in compaction-threshold.test.ts).
+    env: { PI_ASYNC_PREFIX_COMPACTION_START_RATIO: WIRE_SETUP.startRatio, PI_ASYNC_PREFIX_COMPACTION_ADAPTIVE: "0", PI_ASYNC_PREFIX_COMPACTION_TRACE: trace },
     timeoutMs: 40_000,
   });
   return { ...result, trace };

@@ -19,6 +19,8 @@ export type FakeModelConfig = {
   reasoning?: boolean; // default true
   /** USD per million tokens; default Sonnet-like 3 / 15 / 0.3 / 3.75. */
   cost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
+  /** Prompt-cache lifetimes in seconds (Pi's `promptCache`); makes the model eligible for cache warming. */
+  promptCache?: { short?: number; long?: number };
 };
 
 export type AgentConfigOptions = {
@@ -57,6 +59,7 @@ export function writeAgentConfig(ws: PiWorkspace, o: AgentConfigOptions): void {
             contextWindow: m.contextWindow ?? 200_000,
             maxTokens: m.maxTokens ?? 16_384,
             cost: m.cost ?? { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
+            ...(m.promptCache ? { promptCache: m.promptCache } : {}),
           },
         ],
       },

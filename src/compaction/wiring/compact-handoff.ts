@@ -1,11 +1,15 @@
 /**
  * Pi's compaction flow: `session_before_compact` serves any compaction from a ready job
- * (path 3, and the tail of paths 2 and 4); `session_compact` / `session_compact_failed`
- * report how it ended.
+ * (path 3, and the tail of paths 2 and 4); with a job still pending it cancels Pi's threshold
+ * compaction while the context has room, or waits (bounded) for the job
+ * (`threshold-decision.ts`); `session_compact` / `session_compact_failed` report how it ended.
  */
+import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
 import { markedDetails, markerOf } from "../persistence.ts";
+import { type CompactTrigger, decidePendingAtCompact } from "../threshold-decision.ts";
 import { enterHook } from "./activity.ts";
-import { readyJob, type RegistrationContext } from "./context.ts";
+import { readyJob, type RegistrationContext, roomFacts } from "./context.ts";
+import { noticeApplied } from "./notify.ts";
 import { confirmDraft, rejectReady, validateReady } from "./ready-handoff.ts";
 
 export function registerCompactHandoffHooks(rc: RegistrationContext): void {
@@ -16,15 +20,14 @@ export function registerCompactHandoffHooks(rc: RegistrationContext): void {
 
 function registerBeforeCompact(rc: RegistrationContext): void {
   const { controller: c, emit } = rc;
-  rc.pi.on("session_before_compact", (event, ctx) => {
+  rc.pi.on("session_before_compact", async (event, ctx) => {
     if (!enterHook(rc, ctx)) return undefined;
     c.remember(ctx);
     confirmDraft(rc, ctx);
     const s = c.current;
     if (s.kind === "pending") {
-      emit({ kind: "apply", jobId: s.job.jobId, path: "session_before_compact", outcome: "rejected", reason: "sync_fallback" });
-      c.invalidate("sync_fallback");
-      return undefined;
+      const cancel = await settlePending(rc, { event, ctx, jobId: s.job.jobId });
+      if (cancel) return cancel;
     }
     const ready = readyJob(rc);
     if (!ready || ready.handoff) return undefined;
@@ -42,6 +45,50 @@ function registerBeforeCompact(rc: RegistrationContext): void {
   });
 }
 
+interface PendingAtCompact {
+  event: SessionBeforeCompactEvent;
+  ctx: ExtensionContext;
+  jobId: string;
+}
+
+/**
+ * A job is still pending as Pi is about to compact: cancel Pi's compaction (returned), or wait
+ * for the job (it may be ready afterwards), or let Pi compact on its own (the job is staled).
+ */
+async function settlePending(rc: RegistrationContext, { event, ctx, jobId }: PendingAtCompact): Promise<{ cancel: true } | undefined> {
+  const { controller: c, emit, state } = rc;
+  const usage = ctx.getContextUsage();
+  const tokens = usage?.tokens ?? event.preparation.tokensBefore;
+  const trigger = event.reason as CompactTrigger;
+  const decision = decidePendingAtCompact({
+    ...roomFacts(rc, ctx, tokens),
+    reason: trigger,
+    customInstructions: Boolean(event.customInstructions?.trim()),
+    maxWaitMs: rc.waitMs,
+  });
+  if (decision.action === "cancel") {
+    emit({ kind: "at_compact", jobId, trigger, decision: "cancel", tokens });
+    return { cancel: true };
+  }
+  if (decision.action === "wait") {
+    const from = rc.now();
+    state.awaitingFor = jobId;
+    const waitEnd = await c.waitUntilSettled(jobId, decision.maxWaitMs, event.signal);
+    if (state.awaitingFor === jobId) state.awaitingFor = undefined;
+    emit({ kind: "at_compact", jobId, trigger, decision: "wait", tokens, waitedMs: rc.now() - from, waitEnd });
+    // Pi gave up its compaction (Esc, shutdown): nothing will replace the job, keep it.
+    if (waitEnd === "aborted") return undefined;
+  } else {
+    emit({ kind: "at_compact", jobId, trigger, decision: "fallback", tokens });
+  }
+  const now = c.current;
+  if (now.kind === "pending" && now.job.jobId === jobId) {
+    emit({ kind: "apply", jobId, path: "session_before_compact", outcome: "rejected", reason: "sync_fallback" });
+    c.invalidate("sync_fallback");
+  }
+  return undefined;
+}
+
 function registerCompactDone(rc: RegistrationContext): void {
   const { controller: c, emit, state } = rc;
   rc.pi.on("session_compact", (event, ctx) => {
@@ -54,6 +101,7 @@ function registerCompactDone(rc: RegistrationContext): void {
       const jobId = ready.job.jobId;
       c.dispatch({ type: "applied", jobId });
       emit({ kind: "apply", jobId, path: "session_before_compact", outcome: "applied" });
+      noticeApplied(rc, ctx, event.compactionEntry.tokensBefore);
       if (state.autoResumeJobId === jobId) {
         state.autoResumeJobId = undefined;
         rc.timers.setTimeout(() => rc.pi.sendUserMessage("continue"), 0);

@@ -4,7 +4,9 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AnyAsyncCompactionAdapter } from "../adapter.ts";
-import { type AsyncCompactionConfig, DEFAULT_START_RATIO, DEFAULT_TIMEOUT_MS } from "../config.ts";
+import { EMPTY_PACE, maxTurnGrowth, type Pace } from "../adaptive-start.ts";
+import { budgetFollowsOutput, type RoomInput } from "../threshold-decision.ts";
+import { type AsyncCompactionConfig, DEFAULT_START_RATIO, DEFAULT_TIMEOUT_MS, DEFAULT_WAIT_MS } from "../config.ts";
 import { CompactionController, type Timers } from "../controller.ts";
 import type { JobSnapshot } from "../job-reducer.ts";
 import type { LifecycleListener } from "../lifecycle.ts";
@@ -47,6 +49,10 @@ export interface RegistrationState {
   abortTriedFor?: string;
   /** Pending idle-settle timer. */
   settleHandle?: unknown;
+  /** Job that `session_before_compact` is waiting for (its ready callback must not act). */
+  awaitingFor?: string;
+  /** Context growth per turn and summary latencies (adaptive start, room margin). */
+  pace: Pace;
 }
 
 export interface RegistrationContext {
@@ -60,6 +66,9 @@ export interface RegistrationContext {
   state: RegistrationState;
   emit: LifecycleListener;
   isActive: (ctx: ExtensionContext) => boolean;
+  now: () => number;
+  /** Longest wait for a pending job in `session_before_compact` (ms; 0 = never wait). */
+  waitMs: number;
 }
 
 export interface CreateRegistrationContextInput {
@@ -95,9 +104,11 @@ export function createRegistrationContext(input: CreateRegistrationContextInput)
     timers,
     settle,
     controller,
-    state: {},
+    state: { pace: EMPTY_PACE },
     emit: (e) => controller.emit(e),
     isActive: options.isActive ?? (() => true),
+    now: options.now ?? Date.now,
+    waitMs: config.waitMs ?? DEFAULT_WAIT_MS,
   };
   return rc;
 }
@@ -112,6 +123,18 @@ export function readyJob(rc: RegistrationContext): ReadyJobState | undefined {
 export function activeJob(rc: RegistrationContext): JobSnapshot | undefined {
   const current = rc.controller.current;
   return current.kind === "pending" || current.kind === "ready" ? current.job : undefined;
+}
+
+/** What `hasRoom` needs about the live model, with `tokens` the current context size. */
+export function roomFacts(rc: RegistrationContext, ctx: ExtensionContext, tokens: number | null | undefined): RoomInput {
+  const model = ctx.model;
+  return {
+    tokens,
+    contextWindow: ctx.getContextUsage()?.contextWindow ?? model?.contextWindow ?? 0,
+    maxTurnGrowth: maxTurnGrowth(rc.state.pace),
+    maxOutputTokens: model?.maxTokens ?? 0,
+    budgetFollowsOutput: budgetFollowsOutput(model, thinkingOf(rc, ctx)),
+  };
 }
 
 /** The live thinking level, falling back to Pi's global one. */

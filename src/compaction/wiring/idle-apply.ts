@@ -3,14 +3,23 @@
  * `agent_end` with a bounded settle retry, `ctx.compact()` is requested once Pi is idle.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { isSafeIdle, shouldAbortAndCompact } from "../apply-gate.ts";
+import { recordLatency } from "../adaptive-start.ts";
+import { isSafeIdle } from "../apply-gate.ts";
+import { shouldAbortAndCompact } from "../threshold-decision.ts";
 import { clearSettleTimer, enterHook } from "./activity.ts";
-import { readyJob, type RegistrationContext } from "./context.ts";
+import { readyJob, type RegistrationContext, roomFacts } from "./context.ts";
 import { confirmDraft, persistReady, requestCompact } from "./ready-handoff.ts";
 
-/** The controller's ready callback: apply now if idle, abort-and-compact if over the hard limit, else defer. */
+/**
+ * The controller's ready callback: record the summary's latency; then apply now if idle,
+ * abort-and-compact if over the hard limit with no room left, else defer. Does nothing while
+ * `session_before_compact` is waiting for this job (it hands the job over itself).
+ */
 export function onJobReady(rc: RegistrationContext, jobId: string): void {
   const { controller: c, emit, state } = rc;
+  const ready = readyJob(rc);
+  if (ready?.job.jobId === jobId) state.pace = recordLatency(state.pace, rc.now() - ready.job.startedAt);
+  if (state.awaitingFor === jobId) return;
   const ctx = c.lastCtx;
   if (!ctx || !enterHook(rc, ctx)) return;
   if (isSafeIdle(ctx)) {
@@ -21,18 +30,17 @@ export function onJobReady(rc: RegistrationContext, jobId: string): void {
   const usage = ctx.getContextUsage();
   const settings = rc.options.getCompactionSettings(ctx);
   const abortNow = shouldAbortAndCompact({
+    ...roomFacts(rc, ctx, usage?.tokens),
     isIdle: ctx.isIdle(),
     hasPendingMessages: ctx.hasPendingMessages(),
     hasAbortSignal: ctx.signal !== undefined,
-    tokens: usage?.tokens,
-    contextWindow: usage?.contextWindow ?? 0,
     reserveTokens: settings.reserveTokens,
     alreadyTriedForJob: state.abortTriedFor === jobId,
   });
   if (abortNow) {
     state.abortTriedFor = jobId;
     state.autoResumeJobId = jobId;
-    requestCompact(rc, { ctx, jobId, path: "abort_and_compact" });
+    if (!requestCompact(rc, { ctx, jobId, path: "abort_and_compact" })) state.autoResumeJobId = undefined;
     return;
   }
   emit({ kind: "apply", jobId, path: "idle_compact", outcome: "deferred" });
@@ -53,7 +61,10 @@ export function scheduleSettle(rc: RegistrationContext, { ctx, jobId, attempt }:
     const ready = readyJob(rc);
     if (!ready || ready.job.jobId !== jobId || ready.handoff || !enterHook(rc, ctx)) return;
     if (ctx.hasPendingMessages()) return emit({ kind: "apply", jobId, path: "idle_compact", outcome: "deferred" });
-    if (ctx.isIdle()) return requestCompact(rc, { ctx, jobId, path: "idle_compact" });
+    if (ctx.isIdle()) {
+      requestCompact(rc, { ctx, jobId, path: "idle_compact" });
+      return;
+    }
     if (attempt + 1 < settle.attempts) scheduleSettle(rc, { ctx, jobId, attempt: attempt + 1 });
     else emit({ kind: "apply", jobId, path: "idle_compact", outcome: "deferred" });
   }, attempt === 0 ? 0 : settle.intervalMs);

@@ -10,6 +10,7 @@ import { markerOf, READY_ENTRY_TYPE, readyEntryData } from "../persistence.ts";
 import type { CompactionSettings, SessionEntry } from "../primitives.ts";
 import type { ReadyJobState } from "../restore.ts";
 import { readyJob, type RegistrationContext, thinkingOf } from "./context.ts";
+import { noticeApplied } from "./notify.ts";
 
 export interface ValidateReadyInput {
   ctx: ExtensionContext;
@@ -35,10 +36,11 @@ export function confirmDraft(rc: RegistrationContext, ctx: ExtensionContext): vo
   const ready = readyJob(rc);
   if (!ready || ready.handoff !== "turn_end_draft") return;
   const jobId = ready.job.jobId;
-  const persisted = ctx.sessionManager.getBranch().some((e) => e.type === "compaction" && markerOf(e.details)?.jobId === jobId);
-  if (persisted) {
+  const entry = ctx.sessionManager.getBranch().find((e) => e.type === "compaction" && markerOf(e.details)?.jobId === jobId);
+  if (entry) {
     rc.controller.dispatch({ type: "applied", jobId });
     rc.emit({ kind: "apply", jobId, path: "turn_end_draft", outcome: "applied" });
+    noticeApplied(rc, ctx, entry.type === "compaction" ? entry.tokensBefore : undefined);
   } else {
     const error = "turn_end compaction draft was not persisted";
     rc.controller.dispatch({ type: "apply_failed", jobId, error });
@@ -54,10 +56,21 @@ export function persistReady(rc: RegistrationContext): void {
   rc.controller.dispatch({ type: "persisted", jobId: ready.job.jobId });
 }
 
-/** Ask Pi to compact (at most one request in flight per job); `session_before_compact` serves it. */
-export function requestCompact(rc: RegistrationContext, request: { ctx: ExtensionContext; jobId: string; path: ApplyPath }): void {
+/**
+ * Ask Pi to compact (at most one request in flight per job); `session_before_compact` serves it.
+ * The ready job is re-validated first: a stale one is rejected here, so Pi never runs a
+ * blocking compaction of its own that nobody asked for. Returns whether Pi was asked.
+ */
+export function requestCompact(rc: RegistrationContext, request: { ctx: ExtensionContext; jobId: string; path: ApplyPath }): boolean {
   const { ctx, jobId, path } = request;
-  if (rc.state.compactRequestedFor === jobId) return;
+  if (rc.state.compactRequestedFor === jobId) return false;
+  const ready = readyJob(rc);
+  if (!ready || ready.job.jobId !== jobId || ready.handoff) return false;
+  const verdict = validateReady(rc, { ctx, ready, branch: ctx.sessionManager.getBranch(), settings: rc.options.getCompactionSettings(ctx) });
+  if (!verdict.ok) {
+    rejectReady(rc, { jobId, path, reason: verdict.reason });
+    return false;
+  }
   rc.state.compactRequestedFor = jobId;
   rc.emit({ kind: "apply", jobId, path, outcome: "requested" });
   ctx.compact({
@@ -70,4 +83,5 @@ export function requestCompact(rc: RegistrationContext, request: { ctx: Extensio
       }
     },
   });
+  return true;
 }

@@ -3,6 +3,7 @@
  * start a background job when usage is inside the start window.
  */
 import type { ExtensionContext, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import { adaptiveStartTokens, recordTurn } from "../adaptive-start.ts";
 import { isInStartWindow } from "../config.ts";
 import type { InvalidationReason } from "../job-reducer.ts";
 import { markedDetails } from "../persistence.ts";
@@ -37,14 +38,29 @@ export function registerTurnEndHook(rc: RegistrationContext): void {
   });
 }
 
-/** Start a job when usage sits inside the start window (`supersede`: replace a rejected one). */
+/**
+ * Record this turn's context size, then start a job when usage sits inside the start window
+ * (`supersede`: replace a rejected one). The window opens at the adaptive start: the
+ * configured ratio, moved earlier when the context grows faster than a summary takes. Pi's
+ * own `compaction.enabled: false` means no automatic start (the command still starts one).
+ */
 function maybeStart(rc: RegistrationContext, ctx: ExtensionContext, supersede?: InvalidationReason): void {
-  const { config, emit } = rc;
+  const { config, emit, state } = rc;
   if (!config.enabled) return;
   const usage = ctx.getContextUsage();
   if (!usage || usage.tokens === null) return emit({ kind: "skipped", reason: "no_usage" });
+  state.pace = recordTurn(state.pace, { at: rc.now(), tokens: usage.tokens });
   const settings = rc.options.getCompactionSettings(ctx);
-  const inWindow = isInStartWindow({ tokens: usage.tokens, contextWindow: usage.contextWindow, startRatio: config.startRatio, reserveTokens: settings.reserveTokens });
+  if (settings.enabled === false) return emit({ kind: "skipped", reason: "pi_compaction_disabled" });
+  const configuredStart = Math.floor(usage.contextWindow * config.startRatio);
+  const startTokens = config.adaptiveStart === false ? configuredStart : adaptiveStartTokens({
+    pace: state.pace,
+    contextWindow: usage.contextWindow,
+    reserveTokens: settings.reserveTokens,
+    keepRecentTokens: settings.keepRecentTokens,
+    configuredStart,
+  });
+  const inWindow = isInStartWindow({ tokens: usage.tokens, contextWindow: usage.contextWindow, startRatio: config.startRatio, reserveTokens: settings.reserveTokens, startTokens });
   if (!inWindow) return emit({ kind: "skipped", reason: "not_in_window" });
   const outcome = rc.controller.start(ctx, { manual: false, supersede });
   if (!outcome.started) emit({ kind: "skipped", reason: outcome.reason });

@@ -63,6 +63,8 @@ export interface HostOptions {
   contextWindow?: number;
   settings?: { reserveTokens: number; keepRecentTokens: number };
   timeoutMs?: number;
+  /** Longest wait for a pending job in session_before_compact (default 5,000 ms). */
+  waitMs?: number;
   adapter?: AnyAsyncCompactionAdapter;
   isActive?: (ctx: ExtensionContext) => boolean;
 }
@@ -105,9 +107,10 @@ export class FakeHost {
     this.controller = registerAsyncCompaction(pi, opts.adapter, {
       primitives: piCompactionPrimitives,
       getCompactionSettings: () => this.settings,
-      config: { enabled: true, startRatio: 0.5, timeoutMs: opts.timeoutMs ?? 60_000 },
+      config: { enabled: true, startRatio: 0.5, timeoutMs: opts.timeoutMs ?? 60_000, waitMs: opts.waitMs ?? 5_000 },
       onLifecycleEvent: (e) => this.events.push(e),
       timers: this.timers,
+      now: () => this.timers.now,
       isActive: opts.isActive,
       newJobId: (() => {
         let n = 0;
@@ -165,11 +168,15 @@ export class FakeHost {
   }
 
   /** Pi's manual/auto compaction flow, reduced to what the hooks see. */
-  async runPiCompaction(customInstructions?: string, reason = "manual"): Promise<"extension" | "default" | "nothing"> {
+  async runPiCompaction(customInstructions?: string, reason = "manual", signal = new AbortController().signal): Promise<"extension" | "default" | "cancelled"> {
     const branchEntries = this.sm.getBranch();
     const preparation = prepareCompaction(branchEntries, this.settings, piCompactionPrimitives);
     if (!preparation) throw new Error("Nothing to compact");
-    const r = await this.fire("session_before_compact", { preparation, branchEntries, customInstructions, reason, willRetry: false, signal: new AbortController().signal });
+    const r = await this.fire("session_before_compact", { preparation, branchEntries, customInstructions, reason, willRetry: false, signal });
+    if (r?.cancel) {
+      await this.fire("session_compact_failed", { reason, aborted: true, willRetry: false, fromExtension: false });
+      return "cancelled";
+    }
     const fromExtension = Boolean(r?.compaction);
     const c = r?.compaction ?? { summary: "pi default summary", firstKeptEntryId: preparation.firstKeptEntryId, tokensBefore: preparation.tokensBefore, details: { readFiles: [], modifiedFiles: [] } };
     const id = this.sm.appendCompaction(c.summary, c.firstKeptEntryId, c.tokensBefore, c.details, fromExtension, c.usage);

@@ -1,0 +1,25 @@
+/**
+ * Messages to the user: through the UI when there is one, on the console otherwise (print
+ * mode, `ctx.hasUI` false), as pi-async-compaction does. Never throws.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { RegistrationContext } from "./context.ts";
+
+export function say(ctx: ExtensionContext, message: string, type: "info" | "warning" | "error" = "info"): void {
+  try {
+    if (ctx.hasUI === false) console.log(message);
+    else ctx.ui.notify(message, type);
+  } catch {
+    // The UI may be gone during teardown.
+  }
+}
+
+/** The one-line notice when a background summary is applied. */
+export function appliedNotice(label: string, tokensBefore: number | undefined): string {
+  const before = typeof tokensBefore === "number" && tokensBefore > 0 ? ` (context was ${tokensBefore.toLocaleString("en-US")} tokens)` : "";
+  return `${label}: applied a background summary${before}`;
+}
+
+export function noticeApplied(rc: RegistrationContext, ctx: ExtensionContext, tokensBefore?: number): void {
+  say(ctx, appliedNotice(rc.adapter.label, tokensBefore));
+}

@@ -1,0 +1,51 @@
+/**
+ * The budget trigger at a turn end, with async compaction's outlook: held while a job is
+ * pending or ready, re-based on the compacted context after a handoff, unchanged without
+ * compaction.
+ */
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import type { CompactionOutlook } from "../compaction/cooperation.ts";
+import { DEFAULT_SETTINGS } from "../settings/parse.ts";
+import { type BudgetBase, budgetStep, budgetTokens, budgetTriggerFires } from "./triggers.ts";
+
+const WINDOW = 200_000;
+const BUDGET = budgetTokens(DEFAULT_SETTINGS, WINDOW);
+const base: BudgetBase = { tokensAtLastFlush: 10_000, handoffsSeen: 0 };
+const step = (contextTokens: number, compaction: CompactionOutlook | undefined, from: BudgetBase = base) =>
+  budgetStep({ settings: DEFAULT_SETTINGS, contextTokens, contextWindow: WINDOW, base: from, compaction });
+
+describe("budgetStep", () => {
+  test("without compaction it is the plain budget rule and keeps its base", () => {
+    expect(step(10_000 + BUDGET, undefined)).toEqual({ fire: true, base });
+    expect(step(10_000 + BUDGET - 1, undefined)).toEqual({ fire: false, base });
+    expect(step(10_000 + BUDGET, { job: "none", handoffs: 0 })).toEqual({ fire: true, base });
+  });
+
+  test("a pending or ready job holds the flush past the budget, base unchanged", () => {
+    expect(step(10_000 + 2 * BUDGET, { job: "pending", handoffs: 0 })).toEqual({ fire: false, base });
+    expect(step(10_000 + 2 * BUDGET, { job: "ready", handoffs: 0 })).toEqual({ fire: false, base });
+  });
+
+  test("a new handoff re-bases on the compacted context and skips that turn; the count then runs from there", () => {
+    const after = step(30_000, { job: "none", handoffs: 1 });
+    expect(after).toEqual({ fire: false, base: { tokensAtLastFlush: 30_000, handoffsSeen: 1 } });
+    expect(step(30_000 + BUDGET - 1, { job: "none", handoffs: 1 }, after.base).fire).toBe(false);
+    expect(step(30_000 + BUDGET, { job: "none", handoffs: 1 }, after.base).fire).toBe(true);
+  });
+
+  test("property: it fires only when there is no job, no unseen handoff, and the plain rule fires", () => {
+    const outlook = fc.option(fc.record({ job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(3) }), { nil: undefined });
+    fc.assert(
+      fc.property(fc.nat(400_000), fc.nat(400_000), fc.nat(3), outlook, (tokens, last, seen, o) => {
+        const from = { tokensAtLastFlush: last, handoffsSeen: seen };
+        const out = step(tokens, o, from);
+        const plain = budgetTriggerFires({ settings: DEFAULT_SETTINGS, grownTokens: tokens - last, contextWindow: WINDOW });
+        const clear = o === undefined || (o.job === "none" && o.handoffs === seen);
+        expect(out.fire).toBe(clear && plain);
+        if (o !== undefined && o.handoffs !== seen) expect(out.base).toEqual({ tokensAtLastFlush: tokens, handoffsSeen: o.handoffs });
+        else expect(out.base).toEqual(from);
+      }),
+    );
+  });
+});

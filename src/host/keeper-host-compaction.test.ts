@@ -1,0 +1,95 @@
+/**
+ * The keeper host consults async compaction's outlook (`src/compaction/cooperation.ts`): Pi's
+ * cache warming stops while a job is pending or ready, and the budget flush holds then and
+ * re-bases on the compacted context after a handoff.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CompactionOutlook } from "../compaction/cooperation.ts";
+import { budgetTokens } from "../engine/triggers.ts";
+import { DEFAULT_SETTINGS } from "../settings/parse.ts";
+import { createKeeperHost } from "./keeper-host.ts";
+
+const WINDOW = 200_000;
+const BUDGET = budgetTokens(DEFAULT_SETTINGS, WINDOW);
+
+function fixture() {
+  let outlook: CompactionOutlook | undefined = { job: "none", handoffs: 0 };
+  let tokens = 10_000;
+  const pi = { appendEntry: () => {}, getThinkingLevel: () => "off", getActiveTools: () => ["read"], setActiveTools: () => {} };
+  const dir = mkdtempSync(join(tmpdir(), "keeper-host-compaction-"));
+  const ctx = {
+    cwd: dir,
+    isProjectTrusted: () => false,
+    hasUI: false,
+    ui: { notify: () => {}, setStatus: () => {} },
+    model: { provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" },
+    sessionManager: { getBranch: () => [], buildSessionProjection: () => ({ messages: [] }), getSessionFile: () => undefined },
+    getContextUsage: () => ({ tokens, contextWindow: WINDOW, percent: (100 * tokens) / WINDOW }),
+  } as unknown as ExtensionContext;
+  const host = createKeeperHost(pi as never, { now: () => 1_000_000, compactionOutlook: () => outlook });
+  const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
+  process.env.PI_CODING_AGENT_DIR = join(dir, "agent");
+  try {
+    host.onSessionStart(ctx);
+  } finally {
+    if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
+    else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
+  }
+  return {
+    host,
+    ctx,
+    setOutlook: (o: CompactionOutlook | undefined) => void (outlook = o),
+    setTokens: (t: number) => void (tokens = t),
+  };
+}
+
+const warming = (action: "warm" | "stop") => ({ type: "cache_warming_decision", action }) as never;
+
+describe("keeper host and async compaction", () => {
+  test("warming is stopped while a job is pending or ready, left to Pi otherwise", () => {
+    const { host, setOutlook } = fixture();
+    expect(host.onCacheWarmingDecision(warming("warm"))).toBeUndefined();
+    setOutlook({ job: "pending", handoffs: 0 });
+    expect(host.onCacheWarmingDecision(warming("warm"))).toEqual({ action: "stop" });
+    expect(host.onCacheWarmingDecision(warming("stop"))).toBeUndefined();
+    setOutlook({ job: "ready", handoffs: 0 });
+    expect(host.onCacheWarmingDecision(warming("warm"))).toEqual({ action: "stop" });
+    setOutlook(undefined);
+    expect(host.onCacheWarmingDecision(warming("warm"))).toBeUndefined();
+  });
+
+  test("the budget flush holds while a job is pending, re-bases after the handoff, then fires from the compacted size", async () => {
+    const { host, ctx, setOutlook, setTokens } = fixture();
+    setOutlook({ job: "pending", handoffs: 0 });
+    setTokens(10_000 + 2 * BUDGET);
+    host.onTurnEnd(ctx);
+    expect(host.busy()).toBe(false);
+
+    // Handed off: the context shrank to 20k; that turn re-bases and flushes nothing.
+    setOutlook({ job: "none", handoffs: 1 });
+    setTokens(20_000);
+    host.onTurnEnd(ctx);
+    expect(host.busy()).toBe(false);
+    setTokens(20_000 + BUDGET - 1);
+    host.onTurnEnd(ctx);
+    expect(host.busy()).toBe(false);
+
+    setTokens(20_000 + BUDGET);
+    host.onTurnEnd(ctx);
+    expect(host.busy()).toBe(true);
+    await host.onSessionShutdown();
+  });
+
+  test("without compaction the budget flush fires from the session-start size", async () => {
+    const { host, ctx, setOutlook, setTokens } = fixture();
+    setOutlook(undefined);
+    setTokens(10_000 + BUDGET);
+    host.onTurnEnd(ctx);
+    expect(host.busy()).toBe(true);
+    await host.onSessionShutdown();
+  });
+});
