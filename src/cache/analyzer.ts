@@ -12,14 +12,21 @@
  * - An entry lives `ttl` (5 min, or 1 h for `ttl: "1h"`) from its last write or read; a read
  *   refreshes it.
  * - Uncached input = everything after the written/read part.
+ * Automatic prefix caching (OpenAI, Google, see cache-rules.ts), when the request carries such
+ * a `cacheRule`: every prefix of a request at least `minCacheableTokens` long is cached; the
+ * next request reads the longest live one it starts with, counted in `stepTokens` steps; the
+ * newly cached part is a write only on providers that bill writes (`writePremium`), else it is
+ * uncached input. Marks are ignored.
+ * Requests with different `cacheKey`s (models) never share entries, and a model switch is no bust.
  * Pure: `stepCache` is a reducer `(state, request) => {state, analysis}`, `analyzeRun` folds it.
  */
 import { flattenRequest, type CacheLayer, type FlatBlock } from "./flatten.ts";
 import { findPairingViolations, type PairingViolation } from "./pairing.ts";
-import { createPrefixHashMemo, prefixHashes, type PrefixHashMemo } from "./prefix-hash.ts";
+import { cacheableLength } from "./cache-rules.ts";
+import { createPrefixHashMemo, keyedEmptyPrefix, prefixHashes, type PrefixHashMemo } from "./prefix-hash.ts";
 import { billedEquivalent, DEFAULT_PRICING, ttlMsOf, type CachePricing } from "./pricing.ts";
 import { createCharRatioEstimator, type TokenEstimator } from "./token-estimator.ts";
-import type { TimedRequest } from "./wire-types.ts";
+import type { RequestCacheRule, TimedRequest } from "./wire-types.ts";
 
 export interface AnalyzerOptions {
   estimator: TokenEstimator;
@@ -34,6 +41,11 @@ export interface AnalyzerOptions {
    * still key the prefix). Default "billed".
    */
   closedCycleThinking: "billed" | "dropped";
+  /**
+   * Fixed tokens every request carries beyond its blocks (provider framing, an unknown prompt),
+   * counted on the first block; from a per-session fit (estimator-fit.ts). Default 0.
+   */
+  promptOverheadTokens: number;
   /** Request indices before which every cache entry is dropped (restart, prompt change). */
   invalidateBefore: ReadonlySet<number>;
   /**
@@ -58,6 +70,7 @@ export const DEFAULT_ANALYZER_OPTIONS: AnalyzerOptions = {
   minCacheableTokens: 1024,
   lookbackBlocks: 20,
   closedCycleThinking: "billed",
+  promptOverheadTokens: 0,
   invalidateBefore: new Set(),
 };
 
@@ -71,7 +84,7 @@ export interface CacheEntry {
 export interface CacheState {
   entries: ReadonlyMap<string, CacheEntry>;
   /** The previous request's prefix hashes and its longest marked (written or read) prefix. */
-  previous?: { hashes: readonly string[]; blocks: readonly FlatBlock[]; longestMarked?: { hash: string; tokens: number } };
+  previous?: { hashes: readonly string[]; blocks: readonly FlatBlock[]; longestMarked?: { hash: string; tokens: number }; cacheKey?: string };
   requestIndex: number;
 }
 
@@ -110,28 +123,30 @@ export interface RequestAnalysis {
   pairingViolations: PairingViolation[];
 }
 
-function closedCycleBoundary(blocks: readonly FlatBlock[]): number {
+export function closedCycleBoundary(blocks: readonly FlatBlock[]): number {
   // Message index of the last user message that carries a non-tool_result block.
   let last = -1;
   for (const b of blocks) if (b.layer === "messages" && b.role === "user" && b.type !== "tool_result") last = b.messageIndex;
   return last;
 }
 
-function estimateBlocks(blocks: readonly FlatBlock[], o: AnalyzerOptions): number[] {
+function estimateBlocks(blocks: readonly FlatBlock[], o: AnalyzerOptions, request: TimedRequest): number[] {
   const boundary = o.closedCycleThinking === "dropped" ? closedCycleBoundary(blocks) : -1;
+  const estimator = request.estimator ?? o.estimator;
   let memo: Map<string, number> | undefined;
   if (o.memo) {
-    memo = o.memo.tokens.get(o.estimator);
-    if (!memo) o.memo.tokens.set(o.estimator, (memo = new Map()));
+    memo = o.memo.tokens.get(estimator);
+    if (!memo) o.memo.tokens.set(estimator, (memo = new Map()));
   }
-  return blocks.map((b) => {
-    if ((b.type === "thinking" || b.type === "redacted_thinking") && b.messageIndex < boundary) return 0;
+  const overhead = Math.max(0, Math.round(request.promptOverheadTokens ?? o.promptOverheadTokens));
+  return blocks.map((b, i) => {
+    if ((b.type === "thinking" || b.type === "redacted_thinking") && b.messageIndex < boundary) return i === 0 ? overhead : 0;
     let n = memo?.get(b.bytes);
     if (n === undefined) {
-      n = o.estimator(b);
+      n = estimator(b);
       memo?.set(b.bytes, n);
     }
-    return n;
+    return i === 0 ? n + overhead : n;
   });
 }
 
@@ -154,21 +169,100 @@ export function stepCache(
   const t = request.timestamp;
   const index = state.requestIndex;
   const blocks = flattenRequest(request.body);
-  const hashes = prefixHashes(blocks, o.memo?.hashes);
-  const blockTokens = estimateBlocks(blocks, o);
+  const hashes = prefixHashes(blocks, o.memo?.hashes, keyedEmptyPrefix(request.cacheKey));
+  const blockTokens = estimateBlocks(blocks, o, request);
   const prefixTokens: number[] = [];
   blockTokens.reduce((acc, n, i) => (prefixTokens[i] = acc + n), 0);
   const totalTokens = prefixTokens.length ? prefixTokens[prefixTokens.length - 1] : 0;
 
   const invalidated = o.invalidateBefore.has(index);
+  const sameCache = state.previous?.cacheKey === request.cacheKey;
   const entries = new Map<string, CacheEntry>();
   if (!invalidated) for (const [h, e] of state.entries) if (t - e.lastTouched <= e.ttlMs) entries.set(h, e);
 
+  const rule = request.cacheRule;
+  const stepped =
+    rule?.mechanism === "automatic-prefix"
+      ? automaticPrefixStep({ entries, hashes, prefixTokens, totalTokens, t, rule })
+      : explicitMarksStep({ entries, blocks, hashes, prefixTokens, t, minCacheableTokens: rule?.minCacheableTokens ?? o.minCacheableTokens, lookbackBlocks: rule?.lookbackBlocks ?? o.lookbackBlocks });
+  const { readEnd, read, write5m, write1h, marks } = stepped;
+  const markIdx = marks.map((m) => m.blockIndex);
+  const write = write5m + write1h;
+  const uncached = totalTokens - read - write;
+  const output = request.outputTokens ?? 0;
+
+  // Bust: the previous request's longest marked prefix is alive now but was not read.
+  const prevLongest = state.previous?.longestMarked;
+  const readHashes = new Set(hashes.slice(0, readEnd + 1));
+  const bust = !!prevLongest && sameCache && !invalidated && isAlive(state.entries.get(prevLongest.hash), t) && !readHashes.has(prevLongest.hash);
+
+  const longestMarkedIdx = stepped.longestCached ?? [...marks].reverse().find((m) => entries.has(m.hash));
+  const analysis: RequestAnalysis = {
+    index,
+    timestamp: t,
+    blockTokens,
+    prefixTokens,
+    totalTokens,
+    markCount: markIdx.length,
+    tooManyMarks: markIdx.length > 4,
+    marks,
+    readEnd,
+    read,
+    write5m,
+    write1h,
+    write,
+    uncached,
+    output,
+    cost: billedEquivalent({ uncached, write5m, write1h, read, output }, request.pricing ?? o.pricing),
+    invalidated,
+    bust,
+    pairingViolations: findPairingViolations(request.body.messages),
+  };
+  const divergence = firstDivergence(state.previous, hashes, blocks);
+  if (divergence) analysis.divergence = divergence;
+  return {
+    state: {
+      entries,
+      requestIndex: index + 1,
+      previous: {
+        hashes,
+        blocks,
+        ...(longestMarkedIdx ? { longestMarked: { hash: longestMarkedIdx.hash, tokens: longestMarkedIdx.tokens } } : {}),
+        ...(request.cacheKey !== undefined ? { cacheKey: request.cacheKey } : {}),
+      },
+    },
+    analysis,
+  };
+}
+
+type Marks = RequestAnalysis["marks"];
+
+interface StepResult {
+  readEnd: number;
+  read: number;
+  write5m: number;
+  write1h: number;
+  marks: Marks;
+  /** Automatic prefix caching: the longest prefix this request left in the cache. */
+  longestCached?: { hash: string; tokens: number };
+}
+
+/** Anthropic: reads and writes at the marks (`entries` is updated in place). */
+function explicitMarksStep(a: {
+  entries: Map<string, CacheEntry>;
+  blocks: readonly FlatBlock[];
+  hashes: readonly string[];
+  prefixTokens: readonly number[];
+  t: number;
+  minCacheableTokens: number;
+  lookbackBlocks: number;
+}): StepResult {
+  const { entries, blocks, hashes, prefixTokens, t } = a;
   const markIdx = blocks.flatMap((b, i) => (b.mark ? [i] : []));
   // Reads: each mark walks back from itself at most lookbackBlocks blocks.
   let readEnd = -1;
   for (const m of markIdx) {
-    for (let p = m; p >= Math.max(0, m - o.lookbackBlocks); p--) {
+    for (let p = m; p >= Math.max(0, m - a.lookbackBlocks); p--) {
       const hit = entries.get(hashes[p]);
       if (hit) {
         entries.set(hit.hash, { ...hit, lastTouched: t });
@@ -190,7 +284,7 @@ export function stepCache(
     const existing = entries.get(hashes[m]);
     let written = false;
     if (existing) entries.set(existing.hash, { ...existing, lastTouched: t });
-    else if (tokens >= o.minCacheableTokens) {
+    else if (tokens >= a.minCacheableTokens) {
       entries.set(hashes[m], { hash: hashes[m], tokens, ttlMs, lastTouched: t });
       if (m > coveredEnd) {
         const seg = tokens - (coveredEnd >= 0 ? prefixTokens[coveredEnd] : 0);
@@ -202,51 +296,36 @@ export function stepCache(
     }
     marks.push({ blockIndex: m, tokens, ttlMs, written, hash: hashes[m] });
   }
-  const write = write5m + write1h;
-  const uncached = totalTokens - read - write;
-  const output = request.outputTokens ?? 0;
+  return { readEnd, read, write5m, write1h, marks };
+}
 
-  // Bust: the previous request's longest marked prefix is alive now but was not read.
-  const prevLongest = state.previous?.longestMarked;
-  const readHashes = new Set(hashes.slice(0, readEnd + 1));
-  const bust = !!prevLongest && !invalidated && isAlive(state.entries.get(prevLongest.hash), t) && !readHashes.has(prevLongest.hash);
-
-  const longestMarkedIdx = [...marks].reverse().find((m) => entries.has(m.hash));
-  const analysis: RequestAnalysis = {
-    index,
-    timestamp: t,
-    blockTokens,
-    prefixTokens,
-    totalTokens,
-    markCount: markIdx.length,
-    tooManyMarks: markIdx.length > 4,
-    marks,
-    readEnd,
-    read,
-    write5m,
-    write1h,
-    write,
-    uncached,
-    output,
-    cost: billedEquivalent({ uncached, write5m, write1h, read, output }, o.pricing),
-    invalidated,
-    bust,
-    pairingViolations: findPairingViolations(request.body.messages),
-  };
-  const divergence = firstDivergence(state.previous, hashes, blocks);
-  if (divergence) analysis.divergence = divergence;
-  return {
-    state: {
-      entries,
-      requestIndex: index + 1,
-      previous: {
-        hashes,
-        blocks,
-        ...(longestMarkedIdx ? { longestMarked: { hash: longestMarkedIdx.hash, tokens: longestMarkedIdx.tokens } } : {}),
-      },
-    },
-    analysis,
-  };
+/** Automatic prefix caching (`entries` is updated in place). */
+function automaticPrefixStep(a: {
+  entries: Map<string, CacheEntry>;
+  hashes: readonly string[];
+  prefixTokens: readonly number[];
+  totalTokens: number;
+  t: number;
+  rule: RequestCacheRule;
+}): StepResult {
+  const { entries, hashes, prefixTokens, t, rule } = a;
+  let matchEnd = -1;
+  for (let p = hashes.length - 1; p >= 0; p--) {
+    if (entries.has(hashes[p])) {
+      matchEnd = p;
+      break;
+    }
+  }
+  const read = matchEnd >= 0 ? cacheableLength(prefixTokens[matchEnd], rule) : 0;
+  const cachedAfter = Math.max(read, cacheableLength(a.totalTokens, rule));
+  const write = rule.writePremium ? cachedAfter - read : 0;
+  let longestCached: StepResult["longestCached"];
+  for (let i = 0; i < hashes.length; i++) {
+    if (prefixTokens[i] < rule.minCacheableTokens) continue;
+    entries.set(hashes[i], { hash: hashes[i], tokens: prefixTokens[i], ttlMs: rule.ttlMs, lastTouched: t });
+    longestCached = { hash: hashes[i], tokens: prefixTokens[i] };
+  }
+  return { readEnd: read > 0 ? matchEnd : -1, read, write5m: write, write1h: 0, marks: [], ...(longestCached ? { longestCached } : {}) };
 }
 
 function isAlive(entry: CacheEntry | undefined, t: number): boolean {

@@ -31,9 +31,14 @@ export function blockDigest(bytes: string, memo?: PrefixHashMemo): string {
   return d;
 }
 
-export function prefixHashes(blocks: ReadonlyArray<{ bytes: string }>, memo?: PrefixHashMemo): string[] {
+/** The hash of the empty prefix of a cache keyed by `key` (a model): different keys never share a prefix. */
+export function keyedEmptyPrefix(key: string | undefined): string {
+  return key === undefined || key === "" ? EMPTY_PREFIX_HASH : chainHash(EMPTY_PREFIX_HASH, `cache-key|${key}`);
+}
+
+export function prefixHashes(blocks: ReadonlyArray<{ bytes: string }>, memo?: PrefixHashMemo, seed: string = EMPTY_PREFIX_HASH): string[] {
   const out: string[] = [];
-  let h = EMPTY_PREFIX_HASH;
+  let h = seed;
   for (const b of blocks) {
     const d = blockDigest(b.bytes, memo);
     const key = h + d;

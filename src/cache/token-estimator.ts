@@ -9,8 +9,9 @@
  *   file listings tokenize denser than English prose,
  * - `overhead` is a fixed per-block framing cost (role/turn markers, tool ids).
  * Images cost a flat `imageTokens`. The defaults were fitted by least squares against the
- * usage Anthropic recorded for a real Sonnet 4.5 session (see `src/report/estimator-fit.ts`
- * and the calibration test); plain chars/4 is `{prose: 4, code: 4, overhead: 0}`.
+ * usage Anthropic recorded for a real Sonnet 4.5 session; `scripts/fit-estimator.ts`
+ * reproduces them. The report fits them per session instead (`estimator-fit.ts`) and keeps
+ * these as the fallback and the ridge prior; plain chars/4 is `{prose: 4, code: 4, overhead: 0}`.
  */
 import type { FlatBlock } from "./flatten.ts";
 
@@ -24,8 +25,9 @@ export interface CharRatioEstimatorOptions {
 export type TokenEstimator = (block: FlatBlock) => number;
 
 /**
- * Least-squares fit on `large-session.jsonl` (Sonnet 4.5, 439 requests, prompts up to 178k
- * tokens): prose 3.21 chars/token, code-ish 3.08, 21.3 tokens per block (rounded below).
+ * Least-squares fit on `corpus/large-session.jsonl` (Sonnet 4.5, 439 requests, prompts up to
+ * 178k tokens; `npx bun scripts/fit-estimator.ts`): prose 3.215 chars/token, code-ish 3.081,
+ * 21.32 tokens per block (rounded below).
  * With these the replayed read/write/uncached series are within about 1% of the recorded
  * usage; plain chars/4 without overhead is off by about 30%.
  */

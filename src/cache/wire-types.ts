@@ -5,6 +5,8 @@
  * Unknown fields are tolerated: they take part in the prefix bytes but not in the token
  * estimate unless the estimator knows them.
  */
+import type { FlatBlock as FlatBlockLike } from "./flatten.ts";
+import type { CachePricing } from "./pricing.ts";
 
 /** A `cache_control` mark. `ttl` absent means the 5-minute default. */
 export interface WireCacheControl {
@@ -96,4 +98,31 @@ export interface TimedRequest {
   timestamp: number;
   /** Output tokens of the answer, when known (only used for cost). */
   outputTokens?: number;
+  /**
+   * The provider's cache rule for this request (cache-rules.ts); absent: the analyzer's
+   * options (Anthropic explicit marks).
+   */
+  cacheRule?: RequestCacheRule;
+  /**
+   * Which cache the request reads and writes (the model: providers keep one cache per model).
+   * Requests with different keys never share entries; absent: one shared cache.
+   */
+  cacheKey?: string;
+  /** Price ratios of this request's model (cost-model.ts); absent: the analyzer's `pricing`. */
+  pricing?: CachePricing;
+  /** Token estimator for this request's blocks (a per-model-family fit); absent: the analyzer's. */
+  estimator?: (block: FlatBlockLike) => number;
+  /** Fixed tokens this request carries beyond its blocks; absent: the analyzer's `promptOverheadTokens`. */
+  promptOverheadTokens?: number;
+}
+
+/** The parts of a `CacheRule` the analyzer needs, with the request's lifetime resolved. */
+export interface RequestCacheRule {
+  mechanism: "explicit-marks" | "automatic-prefix";
+  minCacheableTokens: number;
+  stepTokens: number;
+  lookbackBlocks: number;
+  /** Lifetime of an entry written or read by this request (automatic prefix caching). */
+  ttlMs: number;
+  writePremium: boolean;
 }

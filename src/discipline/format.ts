@@ -67,7 +67,8 @@ function whyLine(e: GateLogEntry): string {
   return (
     `${clock(e.at)}  ${e.label}: ${e.mutationIds.length} mutation(s) from position ${e.position} — ${verdict}\n` +
     `    removed ${int(n.tokensRemoved)} tok, re-written ${int(n.rewrittenTokens)} tok × (${dec(n.writePrice)} − ${dec(n.readPrice)}), ` +
-    `N ${dec(n.expectedRequests)}, usage ${dec(n.usage * 100, 0)}%, relief ${int(n.relief)}${breakEven}`
+    `N ${dec(n.expectedRequests)}, usage ${dec(n.usage * 100, 0)}%, relief ${int(n.relief)}${breakEven}` +
+    (n.cacheRule ? `\n    priced as ${n.cacheRule}${n.writePremium === false ? " (re-written tokens cost plain input)" : ""}` : "")
   );
 }
 

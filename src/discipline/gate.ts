@@ -1,8 +1,11 @@
 /**
  * The profitability gate: charge a history rewrite its cache cost before doing it.
  *
- * All prices are in units of one uncached input token (Anthropic: write 1.25× for the 5-minute
- * TTL, 2× for 1 hour, read 0.1×).
+ * All prices are in units of one uncached input token of the session model, from its cost model
+ * (cache/cost-model.ts; default Anthropic's: write 1.25× for the 5-minute TTL, 2× for 1 hour,
+ * read 0.1×). On providers without a write premium (OpenAI, Google: automatic prefix caching)
+ * the re-sent tokens cost plain input, writePrice = 1: a rewrite costs rewritten × (1 − read)
+ * and a cold cache saves the removed tokens' uncached price instead of a write.
  *
  *   rewriteCost = rewrittenTokens × (writePrice − readPrice)          (0 when the cache is cold)
  *   saving      = tokensRemoved × readPrice × N + relief               (warm)
@@ -30,6 +33,7 @@
  *   pressure = clamp((usage − threshold) / (1 − threshold), 0, 1)
  *   relief   = pressure × min(1, R / (window × (1 − threshold))) × contextTokens × compactionPricePerToken
  */
+import type { CacheRule } from "../cache/cache-rules.ts";
 import { DEFAULT_PRICING, type CachePricing } from "../cache/pricing.ts";
 import type { GateDecision, GateReason } from "./schema.ts";
 
@@ -66,6 +70,11 @@ export interface GateInput {
   futureColdChance?: number;
   ttl?: CacheTtl;
   pricing?: CachePricing;
+  /**
+   * The session model's cost model (its prices and cache rule): wins over `pricing`, and its
+   * rule is named in the decision for `/keeper why`.
+   */
+  costModel?: { pricing: CachePricing; rule: Pick<CacheRule, "label" | "writePremium"> };
   /** Current context size and window, for relief. */
   context?: { tokens: number; window: number };
   options?: Partial<GateOptions>;
@@ -83,7 +92,7 @@ export function pressureOf(usage: number, threshold: number): number {
 }
 
 export function priceFlush(input: GateInput): GateDecision {
-  const pricing = input.pricing ?? DEFAULT_PRICING;
+  const pricing = input.costModel?.pricing ?? input.pricing ?? DEFAULT_PRICING;
   const o = { ...DEFAULT_GATE_OPTIONS, ...input.options };
   const writePrice = writePriceFor(input.ttl, pricing);
   const readPrice = pricing.read;
@@ -136,6 +145,7 @@ export function priceFlush(input: GateInput): GateDecision {
       saving,
       net,
       breakEvenRequests,
+      ...(input.costModel ? { cacheRule: input.costModel.rule.label, writePremium: input.costModel.rule.writePremium } : {}),
     },
   };
 }

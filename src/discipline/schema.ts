@@ -32,6 +32,10 @@ export const GateNumbersSchema = z.object({
   net: z.number(),
   /** rewriteCost / (tokensRemoved × readPrice): requests the read saving alone needs to repay the rewrite (null when nothing is removed). */
   breakEvenRequests: z.number().nullable(),
+  /** The provider cache rule the prices came from (cache-rules.ts label), when the caller knew the model. */
+  cacheRule: z.string().optional(),
+  /** False on providers that bill no write premium (a rewrite re-sends at the uncached price). */
+  writePremium: z.boolean().optional(),
 });
 export type GateNumbers = z.infer<typeof GateNumbersSchema>;
 

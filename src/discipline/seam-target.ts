@@ -14,6 +14,7 @@
  * moves to the new boundary on a request that only extends the previous one, where the move
  * costs nothing.
  */
+import { anthropicMinCacheableTokens } from "../cache/cache-rules.ts";
 import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
 import { isAssistant, isToolResult, isUser, timestampOf, toolCallsOf, type ContextMessage } from "../session/messages.ts";
 
@@ -102,8 +103,5 @@ export function chooseSeamIndex(input: SeamChoiceInput): number | undefined {
 
 /** Anthropic's minimum cacheable prompt by model (tokens). */
 export function minCacheableTokensFor(modelId: string): number {
-  const id = modelId.toLowerCase();
-  if (/opus-4-[5-9]|haiku-4-[5-9]/.test(id)) return 4096;
-  if (id.includes("haiku")) return 2048;
-  return 1024;
+  return anthropicMinCacheableTokens(modelId);
 }

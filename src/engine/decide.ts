@@ -35,6 +35,7 @@ import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
 import type { GateDecision, GateLogEntry } from "../discipline/schema.ts";
 import type { PendingRewrite } from "../discipline/cold-cache.ts";
 import { laterLossChance, lossChance, type ObservedLosses } from "../discipline/observed-loss.ts";
+import type { CostModel } from "../cache/cost-model.ts";
 import type { CachePricing } from "../cache/pricing.ts";
 import type { FlushDraft, FlushProposal } from "../flush/plan.ts";
 import { currentLoopStart } from "../prune/occurrence.ts";
@@ -57,6 +58,8 @@ export interface DisciplineFacts {
   /** The last request carried a seam mark at the persisted frozen boundary. */
   seamActive: boolean;
   pricing?: CachePricing;
+  /** The session model's cost model (cache/cost-model.ts): its prices and cache rule; wins over `pricing`. */
+  costModel?: CostModel;
   /** Most future requests the gate counts (request-horizon.ts; default 30). */
   horizonCap?: number;
   /** Unannounced cache losses seen so far (observed-loss.ts): priced as a chance of a free rewrite. */
@@ -162,6 +165,7 @@ function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: Dis
     ...(losses ? { coldChance: lossChance(startsPrompt ? losses.prompt : losses.loop), futureColdChance: laterLossChance(losses) } : {}),
     ttl: facts.ttl,
     ...(facts.pricing ? { pricing: facts.pricing } : {}),
+    ...(facts.costModel ? { costModel: facts.costModel } : {}),
     ...(facts.context ? { context: facts.context } : {}),
     options: { minNetSaving: cache.minNetSaving },
   };

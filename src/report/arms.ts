@@ -17,6 +17,8 @@ export interface ArmStartOptions {
   summaries: ReplaySummarySource;
   /** Context window of a request's model (budget trigger). */
   contextWindow?: (info: KeeperRequestInfo) => number;
+  /** The session model's output price in units of its input price (the size model's summary cost); default 5. */
+  outputPrice?: number;
 }
 
 /** What an arm did besides transforming contexts. */
@@ -60,7 +62,7 @@ export function keeperArm(name: string, description: string, override: SettingsO
     start(options) {
       const engine = createKeeperReplayEngine({
         config,
-        summarize: replaySummarizer(options.summaries),
+        summarize: replaySummarizer(options.summaries, options.outputPrice),
         ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
         ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
       });

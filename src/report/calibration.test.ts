@@ -1,7 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { calibrate, findExternalInvalidations } from "./calibration.ts";
-import { fitEstimator, leastSquares } from "../../test/analysis/estimator-fit.ts";
-import type { WireRequestBody } from "../cache/wire-types.ts";
 
 describe("calibrate", () => {
   test("total error = Σ|Δ| over the three series / Σ recorded", () => {
@@ -39,32 +37,8 @@ describe("findExternalInvalidations", () => {
     expect(findExternalInvalidations(reqs)).toEqual([2, 5]);
     expect(findExternalInvalidations(reqs, { ttlMs: 3_600_000 })).toEqual([2, 3, 5]);
   });
-});
-
-describe("estimator fit", () => {
-  test("least squares solves an exact system", () => {
-    // y = 2 + 3x
-    expect(leastSquares([[1, 0], [1, 1], [1, 2]], [2, 5, 8]).map((v) => Math.round(v * 1e9) / 1e9)).toEqual([2, 3]);
-  });
-  test("recovers known ratios from synthetic requests", () => {
-    // Ground truth: C = 1500, 20 tokens per block, prose 3.5 chars/token, code 2.5 chars/token.
-    const samples = Array.from({ length: 30 }, (_, i) => {
-      const prose = 70 * (i + 1);
-      const code = 50 * ((i * 7) % 11 + 1);
-      const blocks = 2 + (i % 5);
-      const body: WireRequestBody = {
-        messages: [
-          { role: "user", content: [{ type: "text", text: "p".repeat(prose) }, ...Array.from({ length: blocks - 2 }, () => ({ type: "text" as const, text: "" }))] },
-          { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "c".repeat(code) }] },
-        ],
-      };
-      return { body, recordedPrompt: 1500 + 20 * blocks + prose / 3.5 + code / 2.5 };
-    });
-    const fit = fitEstimator(samples);
-    expect(fit.constantTokens).toBeCloseTo(1500, 6);
-    expect(fit.blockOverheadTokens).toBeCloseTo(20, 6);
-    expect(fit.proseCharsPerToken).toBeCloseTo(3.5, 6);
-    expect(fit.codeCharsPerToken).toBeCloseTo(2.5, 6);
-    expect(fit.rmse).toBeLessThan(1e-6);
+  test("a request's own TTL wins over the option; a model switch is never flagged", () => {
+    const reqs = [r(0, 3, 0, 10_000), { ...r(400_000, 3, 0, 10_600), ttlMs: 600_000 }, { ...r(410_000, 3, 0, 10_600), cacheKey: "other" }];
+    expect(findExternalInvalidations(reqs)).toEqual([1]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Calibration of the simulated cache figures against the usage Anthropic recorded, and the
+ * Calibration of the simulated cache figures against the usage the provider recorded, and the
  * detection of external invalidations (restart, system prompt change) in a recording.
  */
 export interface RecordedUsage {
@@ -72,11 +72,11 @@ export const DEFAULT_EXTERNAL_INVALIDATION: ExternalInvalidationOptions = { minR
 
 /**
  * Indices of requests whose recorded cache read falls far below the previous request's
- * prompt although the gap is within the TTL: the cache was invalidated by something the
+ * prompt (same model) although the gap is within the TTL: the cache was invalidated by something the
  * transcript does not show (restart, system prompt or tool change, thinking setting).
  */
 export function findExternalInvalidations(
-  requests: ReadonlyArray<{ timestamp: number; recorded: RecordedUsage }>,
+  requests: ReadonlyArray<{ timestamp: number; recorded: RecordedUsage; ttlMs?: number; cacheKey?: string }>,
   options: Partial<ExternalInvalidationOptions> = {},
 ): number[] {
   const o = { ...DEFAULT_EXTERNAL_INVALIDATION, ...options };
@@ -84,9 +84,12 @@ export function findExternalInvalidations(
   for (let i = 1; i < requests.length; i++) {
     const prev = requests[i - 1];
     const cur = requests[i];
+    // A switch to another model reads another cache: a low read there is expected.
+    if (prev.cacheKey !== cur.cacheKey) continue;
     const prevPrompt = prev.recorded.input + prev.recorded.cacheRead + prev.recorded.cacheWrite;
     const gap = cur.timestamp - prev.timestamp;
-    if (gap <= o.ttlMs && cur.recorded.cacheRead < o.minReadFraction * prevPrompt) out.push(i);
+    // The request's own cache lifetime (its provider's rule) when given, else the option.
+    if (gap <= (cur.ttlMs ?? o.ttlMs) && cur.recorded.cacheRead < o.minReadFraction * prevPrompt) out.push(i);
   }
   return out;
 }

@@ -77,6 +77,9 @@ const arm = (name: string, o: Partial<ArmReport>): ArmReport => ({
   rewriting_flushes: 0,
   budget_flushes: 0,
   summarizer_calls: 0,
+  usd_input: 0,
+  usd_summarizer: 0,
+  usd_total: 0,
   ...o,
 });
 const session = (prompts: number, arms: ArmReport[]): SessionReport => ({
@@ -85,9 +88,17 @@ const session = (prompts: number, arms: ArmReport[]): SessionReport => ({
   user_prompts: prompts,
   model: "m",
   closed_cycle_thinking: "dropped",
-  calibration: { total_error: 0.01, prompt_size_error: 0, total_error_ttl_only: 0 },
+  calibration: {
+    total_error: 0.01,
+    prompt_size_error: 0,
+    total_error_ttl_only: 0.05,
+    total_error_cross_validated: 0.02,
+    estimator: { source: "per-session", prose_chars_per_token: 3.2, code_chars_per_token: 3.1, block_overhead_tokens: 21, prompt_overhead_tokens: 1500 },
+  },
   external_invalidations: 0,
-  skipped: { nonAnthropic: 0, unbilled: 0 },
+  models: [{ provider: "openai", api: "openai-responses", model: "gpt-5.5", requests: 10, cache_rule: "OpenAI: automatic prefix caching", prices: { input: 5, output: 30, cache_read: 0.5, cache_write: 0 }, price_source: "pi-ai registry", total_error: 0.01, estimator: "family fit" }],
+  money: { session_usd: 12.5, keeper_usd: 6.25, recorded_usd: 12.4 },
+  skipped: { unbilled: 0 },
   diagnostics: [],
   arms: Object.fromEntries(arms.map((a) => [a.name, a])),
 });
@@ -103,10 +114,15 @@ describe("tables", () => {
     expect(t.keeper.busts_per_prompt).toBeCloseTo(0.5, 12);
     expect(t.keeper.peak_context_tokens).toBe(60);
     expect(t.bare.ratio_to_bare).toBe(1);
+    expect(totalsOverSessions([session(1, [arm("bare", { usd_total: 1.5 })]), session(1, [arm("bare", { usd_total: 2 })])]).bare.usd_total).toBe(3.5);
   });
   test("a session table has a row per arm and the calibration error as a percentage", () => {
     const s = sessionTable(session(4, [arm("bare", {}), arm("keeper", { ratio_to_bare: 0.5123 })]));
-    expect(s).toContain("calibration error 1.0%");
+    expect(s).toContain("calibration error 1.0% (simulated vs recorded cache usage, in-sample: estimator fitted to this session)");
+    expect(s).toContain("2.0% cross-validated");
+    expect(s).toContain("5.0% with TTL expiry as the only invalidation");
+    expect(s).toContain("this session: $12.50; with the keeper: $6.25");
+    expect(s).toContain("gpt-5.5 (10 req; OpenAI: automatic prefix caching; $5/$30 in/out, read $0.5 per M, pi-ai registry)");
     expect(s).toMatch(/^keeper\s.*0\.512/m);
     expect(compactNumber(1_234_567)).toBe("1.23M");
     expect(compactNumber(45_678)).toBe("45.7k");

@@ -51,7 +51,7 @@ export function describeSummarySource(source: ReplaySummarySource, m: SizeModel 
   if (source === "extractive") return "summaries: the deterministic extractive summarizer (no model call, cost 0)";
   return (
     `summaries: deterministic size model for the batches summarizer.mode sends to a model (no model call; the others extractive, cost 0) — summary tokens = min(raw, ${m.baseTokens} + ${m.rate} × raw); ` +
-    `summarizer cost = prompt tokens × 1 + summary tokens × ${m.outputPrice} (uncached input token units)`
+    `summarizer cost = prompt tokens × 1 + summary tokens × the session model's output price (${m.outputPrice} for Claude; uncached input token units)`
   );
 }
 
@@ -94,6 +94,8 @@ export function extractiveReplaySummarizer(): ReplaySummarizer {
   return (batch) => ({ summary: summarizeExtractively(batch), billed: 0 });
 }
 
-export function replaySummarizer(source: ReplaySummarySource): ReplaySummarizer {
-  return source === "extractive" ? extractiveReplaySummarizer() : sizeModelSummarizer();
+/** `outputPrice`: the session model's output price in units of its input price (default 5, Anthropic's). */
+export function replaySummarizer(source: ReplaySummarySource, outputPrice?: number): ReplaySummarizer {
+  if (source === "extractive") return extractiveReplaySummarizer();
+  return sizeModelSummarizer(outputPrice === undefined ? DEFAULT_SIZE_MODEL : { ...DEFAULT_SIZE_MODEL, outputPrice });
 }

@@ -1,12 +1,18 @@
 /**
  * Replay of a recorded Pi session through the cache analyzer ("bare arm"): rebuild the
  * context Pi sent before every recorded assistant message with Pi's own session rules,
- * serialize it with pi-ai's Anthropic payload rules, feed the analyzer with the recorded
- * timestamps, and calibrate the simulated read/write/uncached figures against the usage
- * the provider recorded.
+ * serialize it with pi-ai's Anthropic payload rules (the provider-neutral shape the analyzer
+ * hashes and counts, whatever the request's API), feed the analyzer with the recorded
+ * timestamps and each request's cache rule, cache key and prices (its model's `CostModel`,
+ * cost-model.ts: explicit marks for Anthropic, automatic prefix caching for OpenAI and
+ * Google; one cache per model), and calibrate the simulated read/write/uncached figures
+ * against the usage the provider recorded.
  *
- * Defaults fit the recorded corpus (Sonnet 4.5): thinking of closed cycles counts 0 tokens
- * (`closedCycleThinking: "dropped"`), the unknown tools+system are a constant placeholder.
+ * Token estimator: `calibrate: "per-session"` fits it to this session's recorded usage
+ * (session-fit.ts) and also reports a cross-validated error (fit on the first half, scored on
+ * the second); otherwise the fixed defaults fitted on the corpus (`scripts/fit-estimator.ts`)
+ * with the unknown tools+system as a constant placeholder.
+ * Thinking of closed cycles counts 0 tokens by default (`closedCycleThinking: "dropped"`).
  *
  * `transformContext(messages, requestIndex)` is the render-arm hook: it receives the
  * context (AgentMessages, as Pi's `context` event does) and returns what to serialize.
@@ -16,9 +22,14 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { analyzeRun, createAnalyzerMemo, type AnalyzerOptions, type RequestAnalysis } from "../cache/analyzer.ts";
 import { summarizeRun, type RunSummary } from "../cache/summary.ts";
 import { createCharRatioEstimator, DEFAULT_ESTIMATOR_OPTIONS, type CharRatioEstimatorOptions } from "../cache/token-estimator.ts";
-import type { WireRequestBody } from "../cache/wire-types.ts";
+import type { TimedRequest, WireRequestBody } from "../cache/wire-types.ts";
+import type { ModelRef } from "../cache/cache-rules.ts";
+import { ruleTtlMs } from "../cache/cache-rules.ts";
+import { costModelFor, type CostModel } from "../cache/cost-model.ts";
+import type { EstimatorFit } from "../cache/estimator-fit.ts";
 import { serializeForAnthropic, type UnknownPrompt } from "./anthropic-wire.ts";
 import { calibrate, findExternalInvalidations, type Calibration, type ExternalInvalidationOptions, type RecordedUsage } from "./calibration.ts";
+import { crossValidatedCalibration, estimatorsOf, fitSessionEstimator, PER_SESSION_UNKNOWN_PROMPT, type SessionFit } from "./session-fit.ts";
 import { recordedRequestPoints, toLlmMessages } from "./pi-session-contexts.ts";
 import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
 
@@ -30,8 +41,8 @@ export interface UnknownPromptSize {
 }
 
 /**
- * Fitted on `large-session.jsonl` (Pi of November 2025, Sonnet 4.5): the constant term of
- * `fitEstimator` puts tools + system at about 1565 tokens (the first request recorded 1687
+ * Fitted on `corpus/large-session.jsonl` (Pi of November 2025, Sonnet 4.5; reproduced by
+ * `scripts/fit-estimator.ts`): the constant term puts tools + system at 1565 tokens (the first request recorded 1687
  * prompt tokens with one short user message). The tools/system split is a guess; only the
  * sum matters because both always travel together.
  */
@@ -49,6 +60,8 @@ export interface ReplayRequestInfo {
   line: number;
   /** Pi's thinking level for the request (the last `thinking_level_change` before it, or the session's default). */
   thinkingLevel: string;
+  /** The request model's cache rule and prices (what the live host derives from `ctx.model`). */
+  costModel: CostModel;
 }
 
 export interface ReplayOptions {
@@ -63,12 +76,24 @@ export interface ReplayOptions {
    */
   transformBody?: (body: WireRequestBody, requestIndex: number, info: ReplayRequestInfo) => WireRequestBody;
   /**
-   * Also analyze the run with TTL expiry as the only invalidation (default true). When false,
-   * the `*TtlOnly` fields repeat the main analysis (saves one analyzer pass per arm).
+   * Also analyze the run with TTL expiry as the only invalidation, and cross-validate a
+   * per-session fit (default true). When false, the `*TtlOnly` fields repeat the main analysis
+   * and there is no cross-validated figure (saves analyzer passes per arm).
    */
   ttlOnlyAnalysis?: boolean;
   estimator?: Partial<CharRatioEstimatorOptions>;
+  /** Fixed tokens per request beyond its blocks (from a per-session fit); default 0. */
+  promptOverheadTokens?: number;
   unknownPrompt?: UnknownPromptSize;
+  /**
+   * "per-session": fit the estimator to this recording's usage (ignores `estimator`,
+   * `promptOverheadTokens` and `unknownPrompt`) and cross-validate it. Default: fixed constants.
+   */
+  calibrate?: "per-session" | "fixed";
+  /** Replay with this per-session fit (another arm's) instead of fitting or the fixed constants. */
+  reuseFit?: SessionFit;
+  /** Each request's model → its cost model (the report looks prices up in pi-ai's registry); default: `costModelFor` without registry prices. */
+  costModels?: (ref: ModelRef) => CostModel;
   cacheRetention?: "short" | "long";
   externalInvalidation?: Partial<ExternalInvalidationOptions>;
   analyzer?: Partial<Omit<AnalyzerOptions, "estimator" | "invalidateBefore">>;
@@ -86,6 +111,10 @@ export interface WireRequest {
   recorded: RecordedUsage & { output: number };
   stopReason: string;
   model: string;
+  provider: string;
+  api: string;
+  /** The request model's cache rule and prices. */
+  costModel: CostModel;
   thinkingLevel: string;
 }
 
@@ -99,11 +128,15 @@ export interface ReplayResult {
   summary: RunSummary;
   summaryTtlOnly: RunSummary;
   calibration: Calibration & { total_error_ttl_only: number; ttlOnly: Calibration };
+  /** The per-session fit and its cross-validated calibration (`calibrate: "per-session"`). */
+  fit?: SessionFit & { crossValidated: Calibration | undefined };
+  /** The estimator constants the analysis used (the main model family's, with a per-session fit). */
+  estimator: CharRatioEstimatorOptions & { promptOverheadTokens: number };
   externalInvalidations: number[];
   /** Requests that switch thinking on or off (`thinkingToggles`): the analyzer drops the cache before them. */
   thinkingChanges: number[];
   userPrompts: number;
-  skipped: { nonAnthropic: number; unbilled: number };
+  skipped: { unbilled: number };
   diagnostics: SessionDiagnostic[];
 }
 
@@ -157,18 +190,23 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   const { points, userMessages, diagnostics: brokenAncestry } = recordedRequestPoints(parsed);
   diagnostics.push(...brokenAncestry.map((d) => ({ file: options.file, ...d })));
 
-  const est: CharRatioEstimatorOptions = { ...DEFAULT_ESTIMATOR_OPTIONS, ...options.estimator };
-  const unknownPrompt = unknownPromptText(options.unknownPrompt ?? DEFAULT_UNKNOWN_PROMPT, est);
-  const skipped = { nonAnthropic: 0, unbilled: 0 };
+  const perSession = options.calibrate === "per-session" || options.reuseFit !== undefined;
+  const fixedEst: CharRatioEstimatorOptions = { ...DEFAULT_ESTIMATOR_OPTIONS, ...options.estimator };
+  const unknownPrompt = unknownPromptText(perSession ? PER_SESSION_UNKNOWN_PROMPT : (options.unknownPrompt ?? DEFAULT_UNKNOWN_PROMPT), fixedEst);
+  const costModels = options.costModels ?? ((ref: ModelRef) => costModelFor({ ref }));
+  const models = new Map<string, CostModel>();
+  const costModelOf = (ref: ModelRef): CostModel => {
+    const key = `${ref.provider}\u0000${ref.api}\u0000${ref.model}`;
+    let m = models.get(key);
+    if (!m) models.set(key, (m = costModels(ref)));
+    return m;
+  };
+  const skipped = { unbilled: 0 };
   const requests: WireRequest[] = [];
   for (const point of points) {
     const a = point.assistant;
     const u = a.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
     const recorded = { input: u.input ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0, output: u.output ?? 0 };
-    if (a.api !== "anthropic-messages") {
-      skipped.nonAnthropic++;
-      continue;
-    }
     if (isZeroUsage(recorded)) {
       // Aborted before the provider answered: nothing was billed, treat as never sent.
       skipped.unbilled++;
@@ -176,7 +214,8 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     }
     const index = requests.length;
     let context = point.context;
-    const info: ReplayRequestInfo = { timestamp: a.timestamp, provider: a.provider, api: a.api, model: a.model, line: point.line, thinkingLevel: point.thinkingLevel };
+    const costModel = costModelOf({ provider: a.provider, api: a.api, model: a.model });
+    const info: ReplayRequestInfo = { timestamp: a.timestamp, provider: a.provider, api: a.api, model: a.model, line: point.line, thinkingLevel: point.thinkingLevel, costModel };
     try {
       if (options.transformContext) context = options.transformContext(context, index, info);
       let body = serializeForAnthropic(toLlmMessages(context), {
@@ -202,6 +241,9 @@ export function replaySession(options: ReplayOptions): ReplayResult {
         recorded,
         stopReason: a.stopReason,
         model: a.model,
+        provider: a.provider,
+        api: a.api,
+        costModel,
         thinkingLevel: point.thinkingLevel,
       });
     } catch (error) {
@@ -209,23 +251,47 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     }
   }
 
-  const ttlMs = options.cacheRetention === "long" ? 60 * 60 * 1000 : 5 * 60 * 1000;
-  const externalInvalidations = findExternalInvalidations(requests, { ttlMs, ...options.externalInvalidation });
+  const long = options.cacheRetention === "long";
+  const ttlOf = (r: WireRequest) => ruleTtlMs(r.costModel.rule, long);
+  const externalInvalidations = findExternalInvalidations(
+    requests.map((r) => ({ timestamp: r.timestamp, recorded: r.recorded, ttlMs: ttlOf(r), cacheKey: cacheKeyOf(r) })),
+    { ttlMs: long ? 60 * 60 * 1000 : 5 * 60 * 1000, ...options.externalInvalidation },
+  );
   const thinkingChanges = thinkingToggles(requests);
-  const invalidateBefore = new Set([...externalInvalidations, ...thinkingChanges]);
-  const timed = requests.map((r) => ({ body: r.body, timestamp: r.timestamp, outputTokens: r.recorded.output }));
+  const timed: TimedRequest[] = requests.map((r) => ({
+    body: r.body,
+    timestamp: r.timestamp,
+    outputTokens: r.recorded.output,
+    cacheRule: { ...r.costModel.rule, ttlMs: ttlOf(r) },
+    cacheKey: cacheKeyOf(r),
+    pricing: r.costModel.pricing,
+  }));
+  const closedCycleThinking = options.analyzer?.closedCycleThinking ?? "dropped";
+  const families = requests.map((r) => r.costModel.rule.family);
+  const fit = options.reuseFit ?? (perSession ? fitSessionEstimator(requests.map((r, i) => ({ body: r.body, recorded: r.recorded, family: families[i] })), { closedCycleThinking }) : undefined);
+  const est = fit ? fit.all.estimator : fixedEst;
+  const overhead = fit ? fit.all.promptOverheadTokens : (options.promptOverheadTokens ?? 0);
+  if (fit) {
+    // Each request with its model family's fit.
+    const perRequest = estimatorsOf(fit, families, "all");
+    timed.forEach((t, i) => Object.assign(t, perRequest[i]));
+  }
   const analyzerOptions: Partial<AnalyzerOptions> = {
-    closedCycleThinking: "dropped",
+    closedCycleThinking,
     ...options.analyzer,
     estimator: createCharRatioEstimator(est),
+    promptOverheadTokens: overhead,
     memo: createAnalyzerMemo(),
   };
+  const invalidateBefore = new Set([...externalInvalidations, ...thinkingChanges]);
   const analysis = analyzeRun(timed, { ...analyzerOptions, invalidateBefore });
   // "TTL only": no external invalidation, but a thinking change still loses the cache (it is in the transcript).
   const analysisTtlOnly = options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) });
   const recorded = requests.map((r) => r.recorded);
   const withInvalidations = calibrate(analysis, recorded);
   const ttlOnly = calibrate(analysisTtlOnly, recorded);
+  const crossValidated =
+    fit && !options.reuseFit && options.ttlOnlyAnalysis !== false ? crossValidatedCalibration({ fit, timed, families, recorded, analyzer: { ...analyzerOptions, invalidateBefore } }) : undefined;
   return {
     file: options.file,
     requests,
@@ -234,6 +300,8 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     summary: summarizeRun(analysis, { userPrompts: userMessages }),
     summaryTtlOnly: summarizeRun(analysisTtlOnly, { userPrompts: userMessages }),
     calibration: { ...withInvalidations, total_error_ttl_only: ttlOnly.total_error, ttlOnly },
+    ...(fit ? { fit: { ...fit, crossValidated } } : {}),
+    estimator: { ...est, promptOverheadTokens: overhead },
     externalInvalidations,
     thinkingChanges,
     userPrompts: userMessages,
@@ -241,3 +309,10 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     diagnostics,
   };
 }
+
+/** Providers keep one cache per model. */
+export function cacheKeyOf(r: { provider: string; model: string }): string {
+  return `${r.provider}/${r.model}`;
+}
+
+export type { EstimatorFit };

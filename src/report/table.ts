@@ -18,6 +18,8 @@ export interface ArmTotals {
   busts: number;
   busts_per_prompt: number;
   peak_context_tokens: number;
+  /** Dollars: input + summarizer + output. */
+  usd_total: number;
 }
 
 /** Per-arm totals over sessions (arms missing from a session are skipped for it). */
@@ -45,6 +47,7 @@ export function totalsOverSessions(sessions: readonly SessionReport[]): Record<s
       busts,
       busts_per_prompt: prompts > 0 ? busts / prompts : 0,
       peak_context_tokens: rows.reduce((n, r) => Math.max(n, r.a.peak_context_tokens), 0),
+      usd_total: sum((a) => a.usd_total),
     };
   }
   return out;
@@ -61,19 +64,52 @@ export function compactNumber(n: number): string {
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
+/** $12.34, $0.0123 (two significant digits below a cent). */
+export function usd(x: number): string {
+  if (!Number.isFinite(x)) return "$?";
+  if (Math.abs(x) >= 0.01 || x === 0) return `$${x.toFixed(2)}`;
+  return `$${x.toPrecision(2)}`;
+}
+
+/** "this session: $X; with the keeper: $Y" (the keeper part only when the keeper arm ran). */
+export function moneyLine(report: Pick<SessionReport, "money">): string {
+  const m = report.money;
+  return `this session: ${usd(m.session_usd)}${m.keeper_usd === null ? "" : `; with the keeper: ${usd(m.keeper_usd)}`}`;
+}
+
+function calibrationLine(report: SessionReport): string {
+  const c = report.calibration;
+  const fitted = c.estimator.source === "per-session";
+  const parts = [
+    `calibration error ${pct(c.total_error)} (simulated vs recorded cache usage, ${fitted ? "in-sample: estimator fitted to this session" : "fixed corpus constants"})`,
+    ...(c.total_error_cross_validated !== null ? [`${pct(c.total_error_cross_validated)} cross-validated (fitted on the first half, scored on the second)`] : []),
+    `${pct(c.total_error_ttl_only)} with TTL expiry as the only invalidation`,
+  ];
+  return `${parts.join("; ")}${c.estimator.note ? ` [no per-session fit: ${c.estimator.note}]` : ""}`;
+}
+
+function modelsLine(report: SessionReport): string {
+  if (report.models.length === 0) return "";
+  const one = (m: SessionReport["models"][number]) =>
+    `${m.model} (${m.requests} req; ${m.cache_rule}; $${m.prices.input}/$${m.prices.output} in/out, read $${m.prices.cache_read}${m.prices.cache_write > 0 ? `, write $${m.prices.cache_write}` : ""} per M, ${m.price_source}` +
+    `${report.models.length > 1 ? `; calibration ${pct(m.total_error)}, ${m.estimator}` : ""})`;
+  return `\nmodels: ${report.models.map(one).join("; ")}`;
+}
+
 export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
-const SESSION_HEADER = ["arm", "billed input", "ratio", "cache hit", "busts", "busts/prompt", "peak ctx", "final ctx", "summarizer", "flushes"];
+const SESSION_HEADER = ["arm", "billed input", "ratio", "cost", "cache hit", "busts", "busts/prompt", "peak ctx", "final ctx", "summarizer", "flushes"];
 
 export function sessionTable(report: SessionReport): string {
   const rows = Object.values(report.arms).map((a) => [
     a.name,
     compactNumber(a.billed_input),
     a.ratio_to_bare.toFixed(3),
+    usd(a.usd_total),
     pct(a.hit_ratio),
     String(a.busts),
     a.busts_per_prompt.toFixed(2),
@@ -85,12 +121,13 @@ export function sessionTable(report: SessionReport): string {
   const title =
     `${report.file}\n` +
     `${report.requests} requests, ${report.user_prompts} user prompts, model ${report.model || "?"}; ` +
-    `calibration error ${pct(report.calibration.total_error)} (simulated vs recorded cache usage), ` +
-    `${report.external_invalidations} external cache invalidations replayed`;
+    `${moneyLine(report)} (recorded usage at the same prices: ${usd(report.money.recorded_usd)})\n` +
+    `${calibrationLine(report)}; ${report.external_invalidations} external cache invalidations replayed` +
+    modelsLine(report);
   return `${title}\n${formatTable(SESSION_HEADER, rows)}`;
 }
 
-const TOTAL_HEADER = ["arm", "sessions", "billed input", "ratio", "cache hit", "busts", "busts/prompt", "peak ctx", "summarizer"];
+const TOTAL_HEADER = ["arm", "sessions", "billed input", "ratio", "cost", "cache hit", "busts", "busts/prompt", "peak ctx", "summarizer"];
 
 export function totalTable(totals: Record<string, ArmTotals>): string {
   const rows = Object.values(totals).map((t) => [
@@ -98,6 +135,7 @@ export function totalTable(totals: Record<string, ArmTotals>): string {
     String(t.sessions),
     compactNumber(t.billed_input),
     t.ratio_to_bare.toFixed(3),
+    usd(t.usd_total),
     pct(t.hit_ratio),
     String(t.busts),
     t.busts_per_prompt.toFixed(2),
@@ -108,8 +146,10 @@ export function totalTable(totals: Record<string, ArmTotals>): string {
 }
 
 export const TABLE_LEGEND = [
-  "billed input: cache-aware input cost in uncached-input-token units (read 0.1x, 5-min write 1.25x, 1-h write 2x);",
-  "ratio: (billed input + summarizer) / bare billed input; cache hit: read / all input tokens;",
+  "billed input: cache-aware input cost in uncached-input-token units of each request's model, at its price ratios",
+  "(Anthropic: read 0.1x, 5-min write 1.25x, 1-h write 2x; OpenAI/Google: no write premium, read at the cache-read price);",
+  "ratio: (billed input + summarizer) / bare billed input; cost: dollars for input, summarizer and output at the models' prices;",
+  "cache hit: read / all input tokens;",
   "busts: requests that missed the previous request's still-live cached prefix; ctx: estimated prompt tokens;",
   "summarizer: summarizer cost in the same units; flushes: flushes replayed (those fired by the budget trigger).",
 ].join("\n");

@@ -8,9 +8,10 @@ import { describeSummarySource } from "../replay-summaries.ts";
 import { reportSession, type SessionReport } from "../session-report.ts";
 import { createProgress } from "../progress.ts";
 import { sessionChart } from "../svg-chart.ts";
-import { sessionTable, TABLE_LEGEND, totalsOverSessions, totalTable } from "../table.ts";
+import { moneyLine, sessionTable, TABLE_LEGEND, totalsOverSessions, totalTable } from "../table.ts";
 import { parseArgs, USAGE, type ReportArgs } from "./args.ts";
 import { BUNDLED_SAMPLE, contextWindowLookup, DEFAULT_OUT_DIR, newestSession, outDirProblem } from "./locations.ts";
+import { registryCostModels } from "./model-prices.ts";
 
 export interface CliIo {
   stdout(text: string): void;
@@ -80,6 +81,7 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
   const started = io.now();
   const progress = createProgress({ write: io.stderr, isTTY: io.stderrIsTTY });
   const contextWindow = contextWindowLookup();
+  const costModels = registryCostModels();
   const sessions: ReportOutput["sessions"] = [];
   const taken = new Set<string>();
   let failed = false;
@@ -91,6 +93,7 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
       arms,
       summaries: args.summaries,
       contextWindow,
+      costModels,
       onProgress: (p) => {
         const inArm = p.armDone ? 1 : 0.4 * (p.requests > 0 ? p.request / p.requests : 0);
         const fraction = (fileIndex + (p.armIndex + inArm) / p.armCount) / files.length;
@@ -101,14 +104,14 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
     for (const d of report.diagnostics) notes.push(`${d.file}${d.line > 0 ? `:${d.line}` : ""}: ${d.message}`);
     if (report.requests === 0) {
       failed = true;
-      notes.push(`${file}: no replayable request (nothing billed by an Anthropic model was found); reported with zeros`);
+      notes.push(`${file}: no replayable request (no assistant message with recorded usage was found); reported with zeros`);
     } else if (args.chart && run.series.bare && run.series.keeper) {
       io.mkdir(outDir);
       const path = join(outDir, chartName(file, fileIndex, taken));
       io.writeFile(
         path,
         sessionChart({
-          title: `${basename(file)}: bare vs keeper`,
+          title: `${basename(file)}: bare vs keeper; ${moneyLine(report)}`,
           subtitle: `${report.requests} requests, ${report.user_prompts} user prompts; ratio to bare ${report.arms.keeper.ratio_to_bare.toFixed(3)}; summaries from the size model`,
           bare: run.series.bare,
           keeper: run.series.keeper,
