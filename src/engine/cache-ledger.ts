@@ -7,9 +7,11 @@
  *   request carried it; a warm ping (`max_tokens: 1`) only refreshes the key's time.
  * - `ledgerOnUsage`: the provider's usage, to count unannounced cache losses.
  * - `cacheFacts`: cold (TTL expired, key changed, or Pi compacted since the last request),
- *   TTL, the request horizon's times, the seam, the context pressure and the losses.
+ *   TTL, the request horizon's times, the seam, the context pressure, the losses and the
+ *   session model's cost model (its cache rule and price ratios).
  * The live host feeds it Pi's events; the replay feeds it the recorded requests.
  */
+import type { CostModel } from "../cache/cost-model.ts";
 import { TTL_1H_MS } from "../cache/pricing.ts";
 import type { FlatBlock } from "../cache/flatten.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
@@ -72,7 +74,10 @@ export function coldVerdictOf(ledger: CacheLedger, current: CacheKeySnapshot, tt
 export interface CacheFactsInput {
   /** The cache key of the request about to be sent. */
   current: CacheKeySnapshot;
+  /** Entry lifetime under the session model's cache rule (`ruleTtlMs`: OpenAI 10 min, Anthropic 5 min). */
   ttlMs: number;
+  /** The session model's cost model (cache/cost-model.ts): the gate prices with its ratios and rule. */
+  costModel?: CostModel;
   /** Context size and window now, for relief under pressure. */
   context?: { tokens: number; window: number };
   /** Losses from elsewhere (the replay reads them from the recording); default: the ledger's own. */
@@ -87,6 +92,7 @@ export function cacheFacts(ledger: CacheLedger, input: CacheFactsInput): Discipl
     ttl: verdict.ttlMs >= TTL_1H_MS ? "1h" : "5m",
     ttlMs: verdict.ttlMs,
     ...(input.context ? { context: input.context } : {}),
+    ...(input.costModel ? { costModel: input.costModel } : {}),
     seamActive: ledger.seam.placed,
     observedLosses: input.observedLosses ?? ledger.losses,
   };

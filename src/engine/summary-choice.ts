@@ -4,10 +4,11 @@
  *
  * `model` sends every batch, `extractive` none, `auto` only the batches whose pruning repays
  * the call (src/summarize/summary-choice.ts) over the requests expected to read them (the
- * cache discipline's request horizon). Without request facts `auto` is conservative: no call.
+ * cache discipline's request horizon), priced in the session model's units. Without request facts `auto` is conservative: no call.
  * A batch whose summary is already cached costs nothing, so it always takes the model's.
  */
 import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
+import type { CachePricing } from "../cache/pricing.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { ToolBatch } from "../summarize/batch.ts";
 import { chooseSummarySourceForBatch } from "../summarize/summary-choice.ts";
@@ -17,6 +18,8 @@ export interface RequestFacts {
   requestTimes: readonly number[];
   ttlMs: number;
   horizonCap?: number;
+  /** The session model's prices: the summarizer call and the saved reads in its units (default: Anthropic's). */
+  costModel?: { pricing: CachePricing };
 }
 
 /** N of summary-choice.ts: the request about to be sent plus the warm reads expected after it. */
@@ -39,7 +42,8 @@ export function summaryRoutes(input: SummaryRoutesInput): boolean[] {
   if (mode === "extractive") return input.batches.map(() => false);
   if (mode === "model") return input.batches.map(() => true);
   const n = expectedRequestsOf(input.requestFacts, input.settings);
+  const pricing = input.requestFacts?.costModel?.pricing;
   return input.batches.map(
-    (b) => (input.cached?.(b) ?? false) || (n !== undefined && chooseSummarySourceForBatch(b, { expectedRequests: n }).source === "model"),
+    (b) => (input.cached?.(b) ?? false) || (n !== undefined && chooseSummarySourceForBatch(b, { expectedRequests: n, ...(pricing ? { pricing } : {}) }).source === "model"),
   );
 }

@@ -38,7 +38,7 @@ function setup(over: { settings?: KeeperSettings; frozen?: number } = {}) {
     onAssistantMessage: (m: ContextMessage) => void (memory.engine = observeUsage(memory.engine, m)),
     onCacheWarmingDecision: (e: Parameters<typeof onWarmingDecision>[2]) => onWarmingDecision(memory, settings, e),
     facts: (c: ExtensionContext) => liveFacts(memory, pi, c, clock),
-    coldVerdict: (c: ExtensionContext) => coldVerdictOf(memory.engine.ledger, cacheKeyOf(pi, c, clock), liveTtlMs()),
+    coldVerdict: (c: ExtensionContext) => coldVerdictOf(memory.engine.ledger, cacheKeyOf(pi, c, clock), liveTtlMs(c)),
     recordFlush(outcome: DisciplineOutcome, rewrote: boolean) {
       memory.engine = adoptFlush(memory.engine, { outcome, rewrote, nextState: memory.engine.keeper, nextRecall: undefined } as unknown as FlushResult);
     },
@@ -174,5 +174,60 @@ describe("cache edge (host) over the engine ledger", () => {
     rt.onBeforeProviderRequest(longer, ctx);
     rt.onAssistantMessage(usage(100, 8100)); // read 100 < 0.5 × 8,005
     expect(rt.facts(ctx).observedLosses).toEqual({ prompt: { requests: 1, losses: 1 }, loop: { requests: 0, losses: 0 } });
+  });
+
+  describe("the session model's cache rule and prices (ctx.model)", () => {
+    const gpt = { provider: "openai", id: "gpt-5.5", api: "openai-responses", cost: { input: 5, output: 30, cacheRead: 0.5, cacheWrite: 0 } };
+    const withModel = (c: ExtensionContext, model: unknown) => ({ ...c, model }) as unknown as ExtensionContext;
+
+    test("facts carry the cost model and the rule's lifetime: OpenAI entries live 10 minutes, Anthropic's 5", () => {
+      const { rt, ctx, tick } = setup();
+      const openai = withModel(ctx, gpt);
+      expect(rt.facts(ctx).costModel?.rule.family).toBe("anthropic");
+      expect(rt.facts(ctx).ttlMs).toBe(5 * 60_000);
+      const f = rt.facts(openai);
+      expect(f.costModel?.rule.family).toBe("openai");
+      expect(f.costModel?.pricing).toMatchObject({ write5m: 1, read: 0.1, output: 6 });
+      expect(f.ttlMs).toBe(10 * 60_000);
+      rt.onContextRendered(rendered);
+      rt.onBeforeProviderRequest(payload(), openai);
+      tick(7 * 60_000);
+      expect(rt.facts(openai).cold).toBe(false);
+      expect(rt.coldVerdict(openai).cold).toBe(false);
+      tick(4 * 60_000);
+      expect(rt.coldVerdict(openai).reasons).toEqual(["ttl-expired"]);
+    });
+
+    test("long retention: OpenAI's 24 hours, Anthropic's 1 hour", () => {
+      const saved = process.env.PI_CACHE_RETENTION;
+      process.env.PI_CACHE_RETENTION = "long";
+      try {
+        const { rt, ctx } = setup();
+        expect(rt.facts(withModel(ctx, gpt))).toMatchObject({ ttlMs: 24 * 60 * 60_000, ttl: "1h" });
+        expect(rt.facts(ctx)).toMatchObject({ ttlMs: 60 * 60_000, ttl: "1h" });
+      } finally {
+        if (saved === undefined) delete process.env.PI_CACHE_RETENTION;
+        else process.env.PI_CACHE_RETENTION = saved;
+      }
+    });
+
+    test("bust attribution prices a re-write at the model's write price: plain input on OpenAI", () => {
+      const costOf = (model: unknown): number => {
+        const { rt, ctx, tick } = setup({ frozen: 3 });
+        const c = withModel(ctx, model);
+        rt.onContextRendered(rendered);
+        rt.onBeforeProviderRequest(payload(), c);
+        rt.recordFlush({ log: [], pending: undefined } as unknown as DisciplineOutcome, true);
+        tick(10_000);
+        rt.onBeforeProviderRequest(payload("[stub]"), c);
+        const line = rt.cacheText().split("\n").find((l) => l.includes("keeper-rewrite") && l.includes("≈"));
+        return Number(line!.match(/≈ ([\d,]+)/)![1]!.replace(/,/g, ""));
+      };
+      const anthropic = costOf({ provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" });
+      const openai = costOf(gpt);
+      expect(anthropic).toBeGreaterThan(0);
+      // (1 − 0.1) against (1.25 − 0.1) per re-written token, up to the display's rounding.
+      expect(Math.abs(openai - (anthropic * 0.9) / 1.15)).toBeLessThanOrEqual(1);
+    });
   });
 });

@@ -1,11 +1,13 @@
 /**
  * The host's side of the cache: what only Pi knows (the model, thinking level, active tools,
- * Pi's context usage, the retention env), turned into the engine's cache facts and requests;
+ * Pi's context usage, the retention env, the model's prices and cache rule), turned into the engine's cache facts and requests;
  * plus the live-only diagnostics for `/keeper cache` (per-layer fingerprints, bust
  * attribution, the rewrite tally) and the cache-warming override. Every decision is the engine's or a pure
  * function in `src/discipline/`; this file reads Pi and clocks.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { cacheFactsFor, type CostModel } from "../cache/cost-model.ts";
+import type { CacheTtl } from "../discipline/gate.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import { attributeBust, fingerprintLayers, recordFingerprint } from "../discipline/attribution.ts";
 import { cacheTtlMs, warmingOverride, type CacheKeySnapshot, type WarmingDecisionFields } from "../discipline/cold-cache.ts";
@@ -29,7 +31,29 @@ export type CachePi = Pick<ExtensionAPI, "getThinkingLevel" | "getActiveTools">;
 const ATTRIBUTION_CAPACITY = 16;
 
 const longRetention = (): boolean => process.env.PI_CACHE_RETENTION === "long";
-export const liveTtlMs = (): number => cacheTtlMs({ longRetention: longRetention() });
+
+export interface LiveCacheRule {
+  /** The session model's cost model; absent before Pi knows a model (then Anthropic's defaults). */
+  costModel?: CostModel;
+  ttlMs: number;
+  ttl: CacheTtl;
+}
+
+const ruleMemo = new WeakMap<object, { long: boolean; rule: LiveCacheRule }>();
+
+/** The session model's cache rule, lifetime (OpenAI entries live 10 min, Anthropic's 5) and TTL tier. */
+export function liveCacheRule(ctx: Pick<ExtensionContext, "model">): LiveCacheRule {
+  const long = longRetention();
+  const model = ctx.model;
+  if (!model) return { ttlMs: cacheTtlMs({ longRetention: long }), ttl: long ? "1h" : "5m" };
+  const memo = ruleMemo.get(model);
+  if (memo && memo.long === long) return memo.rule;
+  const rule = cacheFactsFor(model, long);
+  ruleMemo.set(model, { long, rule });
+  return rule;
+}
+
+export const liveTtlMs = (ctx: Pick<ExtensionContext, "model">): number => liveCacheRule(ctx).ttlMs;
 
 function modelKey(ctx: ExtensionContext): string {
   return ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
@@ -48,9 +72,11 @@ export function restoreLedger(memory: HostMemory, pi: CachePi, ctx: ExtensionCon
 /** The cache facts a flush (or the cold-cache check) decides with, now. */
 export function liveFacts(memory: HostMemory, pi: CachePi, ctx: ExtensionContext, now: number): DisciplineFacts {
   const usage = ctx.getContextUsage();
+  const rule = liveCacheRule(ctx);
   return cacheFacts(memory.engine.ledger, {
     current: cacheKeyOf(pi, ctx, now),
-    ttlMs: liveTtlMs(),
+    ttlMs: rule.ttlMs,
+    ...(rule.costModel ? { costModel: rule.costModel } : {}),
     ...(usage?.tokens != null && usage.contextWindow ? { context: { tokens: usage.tokens, window: usage.contextWindow } } : {}),
   });
 }
@@ -100,9 +126,11 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   let extended = false;
   let attribution: BustAttribution | undefined;
   if (previous && previousKey) {
+    const rule = liveCacheRule(ctx);
     const verdict = attributeBust(previous, fp, {
-      ttlMs: liveTtlMs(),
-      ttl: longRetention() ? "1h" : "5m",
+      ttlMs: rule.ttlMs,
+      ttl: rule.ttl,
+      ...(rule.costModel ? { pricing: rule.costModel.pricing } : {}),
       keeperRewroteSinceLast: rewroteSinceLast,
       toolsChanged: previousKey.toolsDigest !== key.toolsDigest,
     });

@@ -32,6 +32,8 @@
  * `stepKeeperSeam` one `(state, body) => {state, body}`; the engine object only holds the
  * latest state for the replay hooks.
  */
+import { ruleTtlMs } from "../cache/cache-rules.ts";
+import type { CostModel } from "../cache/cost-model.ts";
 import { TTL_5M_MS } from "../cache/pricing.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
@@ -57,6 +59,8 @@ export interface KeeperRequestInfo {
   model: string;
   /** Pi's thinking level for the request (a change loses the cache). Absent: unknown, never a change. */
   thinkingLevel?: string;
+  /** The request model's cost model (its cache rule and prices). Absent: Anthropic's 5-minute rule and prices. */
+  costModel?: CostModel;
 }
 
 export interface KeeperReplayRequest {
@@ -187,21 +191,28 @@ function keyOf(state: KeeperReplayState, info: KeeperRequestInfo): CacheKeySnaps
   return { at: info.timestamp, model: info.model, thinkingLevel, toolsDigest: "" };
 }
 
+/** Entry lifetime under the request model's cache rule (default retention; Anthropic's 5 minutes when unknown). */
+function ttlMsOf(info: KeeperRequestInfo): number {
+  return info.costModel ? ruleTtlMs(info.costModel.rule, false) : TTL_5M_MS;
+}
+
 /** Cache facts at a request, from the engine's ledger and what only the recording knows. */
 export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplayRequest, contextWindow: number): DisciplineFacts {
   const current = keyOf(state, request.info);
   const ledger = state.engine.ledger;
   // A level the recording did not know at the previous request is never a change.
   const last = ledger.lastKey && state.previousThinkingLevel === undefined ? { ...ledger.lastKey, thinkingLevel: current.thinkingLevel } : ledger.lastKey;
+  const ttlMs = ttlMsOf(request.info);
   return cacheFacts(
     { ...ledger, lastKey: last },
     {
       current,
-      ttlMs: TTL_5M_MS,
+      ttlMs,
+      ...(request.info.costModel ? { costModel: request.info.costModel } : {}),
       // What the last request carried (rendered), as Pi's usage reports it live.
       context: { tokens: state.previousContextTokens, window: contextWindow },
       // The recording's usage is bare Pi's: every low read within the TTL is an unannounced loss.
-      observedLosses: observedLossesInHistory(request.messages, TTL_5M_MS),
+      observedLosses: observedLossesInHistory(request.messages, ttlMs),
     },
   );
 }
@@ -212,7 +223,9 @@ function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperRepla
   const started = startFlush(state.engine, { settings, model, branchMessages: point.branch });
   const batches = started.capture.batches;
   // The live flush sees the requests sent so far: the horizon of the recorded times before this request.
-  const routes = summaryRoutes({ settings, batches, requestFacts: { requestTimes: state.engine.ledger.requestTimes, ttlMs: TTL_5M_MS, horizonCap: deps.config.summarizer.horizonCap } });
+  const costModel = request.info.costModel;
+  const requestFacts = { requestTimes: state.engine.ledger.requestTimes, ttlMs: ttlMsOf(request.info), horizonCap: deps.config.summarizer.horizonCap, ...(costModel ? { costModel } : {}) };
+  const routes = summaryRoutes({ settings, batches, requestFacts });
   const results = batches.map((b, i) => (routes[i] ? deps.summarize(b) : { summary: summarizeExtractively(b), billed: 0 }));
   const done = completeFlush(started.state, {
     settings,

@@ -14,7 +14,12 @@ import { generateProviderSession, GEMINI_FLASH, GPT41_COMPLETIONS, GPT54_RESPONS
 import { registryCostModels } from "./cli/model-prices.ts";
 import { runReportCli, type CliIo } from "./cli/run-report.ts";
 import { replaySession } from "./replay.ts";
-import { replaySummarizer } from "./replay-summaries.ts";
+import type { DisciplineFacts } from "../engine/decide.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import { DEFAULT_SETTINGS } from "../settings/parse.ts";
+import { keeperReplayConfig } from "./keeper-config.ts";
+import { createKeeperReplayEngine, replayCacheFacts } from "./keeper-engine.ts";
+import { replaySummarizer, sizeModelSummarizer } from "./replay-summaries.ts";
 import { sessionModel } from "./session-report.ts";
 import { sessionTable } from "./table.ts";
 import { probeFileSystem } from "./cli/file-probe.ts";
@@ -82,6 +87,39 @@ describe("an OpenAI Codex session (gpt-5.5, openai-codex-responses) through the 
   test("the table says it in dollars", () => {
     expect(sessionTable(session)).toMatch(/this session: \$\d+\.\d\d; with the keeper: \$\d+\.\d\d/);
     expect(sessionTable(session)).toMatch(/^keeper .*\$\d+\.\d\d/m);
+  });
+});
+
+describe("the keeper arm on an OpenAI session decides with OpenAI's rule and prices", () => {
+  const s = generateProviderSession({ seed: 11, models: [GPT55_CODEX], prompts: 9, dir: tmp });
+  const engine = createKeeperReplayEngine({ config: keeperReplayConfig(DEFAULT_SETTINGS), summarize: sizeModelSummarizer(), discipline: DEFAULT_SETTINGS.cache });
+  const facts: DisciplineFacts[] = [];
+  replaySession({
+    file: s.file,
+    text: s.text,
+    costModels,
+    transformContext: (messages, requestIndex, info) => {
+      facts.push(replayCacheFacts(engine.state(), { messages: messages as ContextMessage[], requestIndex, info }, 200_000));
+      return engine.transformContext(messages as ContextMessage[], requestIndex, info) as never;
+    },
+    transformBody: (body, requestIndex, info) => engine.transformBody(body, requestIndex, info),
+  });
+  const gate = engine.state().engine.gateLog.entries;
+
+  test("every request's facts carry gpt-5.5's cost model and OpenAI's 10-minute lifetime", () => {
+    expect(facts.length).toBe(s.requests);
+    for (const f of facts) {
+      expect(f.costModel?.ref.model).toBe("gpt-5.5");
+      expect(f.ttlMs).toBe(10 * 60_000);
+    }
+  });
+  test("the gate prices each rewrite without a write premium (re-sent at 1× input, read at 0.1×)", () => {
+    expect(gate.length).toBeGreaterThan(0);
+    for (const e of gate) {
+      expect(e.decision.numbers.writePremium).toBe(false);
+      expect(e.decision.numbers.writePrice).toBe(1);
+      expect(e.decision.numbers.readPrice).toBeCloseTo(0.1, 9);
+    }
   });
 });
 
