@@ -11,7 +11,7 @@ import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
 import { prunedCallsOf } from "../recall/pruned-calls.ts";
-import { recordOriginals, writeSpills } from "../recall/recall-index.ts";
+import { recordOriginals, type SpillFailure, withoutFailedSpills, writeSpills } from "../recall/recall-index.ts";
 import { commitFlush, planFlush } from "./flush-planning.ts";
 import type { FlushReport, FlushTrigger, PruningMemory, PruningRuntimeDeps } from "./pruning-types.ts";
 import { contextMessagesOf, contextStatus, modelIdentity } from "./session-view.ts";
@@ -70,8 +70,10 @@ export async function runFlush({ deps, now, memory, trigger, ctx, closingMessage
     calls: [...capture.batches.flatMap((b) => b.calls), ...prunedCallsOf(branchMessages, plan.nextState)],
     spill: sessionFile ? { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } : undefined,
   });
-  await writeSpills(recorded.spills, writeSpillFile);
-  commitFlush({ pi: deps.pi, memory, nextRecall: recorded.index, plan });
+  // A spill is a second copy (the original stays in the session): a failed write commits without it.
+  const spilled = await writeSpills(recorded.spills, writeSpillFile);
+  if (spilled.failed.length > 0) warnSpillFailure(deps, ctx, memory, spilled.failed);
+  commitFlush({ pi: deps.pi, memory, nextRecall: withoutFailedSpills(recorded.index, spilled.failed), plan });
   const usage = ctx.getContextUsage();
   if (usage?.tokens != null) memory.tokensAtLastFlush = usage.tokens;
   const done: FlushReport = {
@@ -91,3 +93,18 @@ function closingAlreadyPersisted(branchMessages: readonly ContextMessage[], clos
   const closingTs = closingMessage === undefined ? undefined : timestampOf(closingMessage);
   return closingTs !== undefined && branchMessages.some((m) => m.role === "assistant" && timestampOf(m) === closingTs);
 }
+
+/** One warning per session: what failed, and that pruning went on with the originals in the session file. */
+function warnSpillFailure(deps: PruningRuntimeDeps, ctx: ExtensionContext, memory: PruningMemory, failed: readonly SpillFailure[]): void {
+  if (memory.notices.has(SPILL_NOTICE)) return;
+  memory.notices.add(SPILL_NOTICE);
+  const first = failed[0]!;
+  deps.notify(
+    ctx,
+    `context-keeper: could not write ${failed.length} spill file(s) (${first.error}); pruned anyway — ` +
+      "those originals are recalled from the session file, not from a side file",
+    "warning",
+  );
+}
+
+const SPILL_NOTICE = "spill-write-failed";
