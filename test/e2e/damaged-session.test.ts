@@ -4,13 +4,14 @@
  * session keeps pruning, says once what was wrong, and loses nothing already persisted.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { CUSTOM_TYPE_RECALL } from "../../src/recall/recall-entries.ts";
 import { CUSTOM_TYPE_FRONTIER } from "../../src/state/schema.ts";
 import { startFakeAnthropic } from "../support/fake-anthropic/index.ts";
+import type { MainScript, MainStep, ScriptedToolCall } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace, type RunPiOptions } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
-import { stubRefs } from "./support/recall-wire.ts";
+import { assemblePages, humanPromptIndex, humanPromptText, originalFromSession, pendingOffsets, recallExchanges, stubRefs } from "./support/recall-wire.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -23,6 +24,29 @@ type Entry = Record<string, unknown>;
 const customOf = (entries: Entry[], customType: string) => entries.filter((e) => e.type === "custom" && e.customType === customType);
 const recallEntriesOf = (entries: Entry[]) =>
   customOf(entries, CUSTOM_TYPE_RECALL).flatMap((e) => Object.values((e.data as { entries: Record<string, { spillPath?: string; bytes: number }> }).entries));
+
+/** Rewrites the session file line by line (ids and parent ids kept, so Pi's tree stays whole). */
+function damageSession(file: string, edit: (entry: Entry, index: number) => Entry): void {
+  const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.trim());
+  writeFileSync(file, lines.map((l, i) => JSON.stringify(edit(JSON.parse(l) as Entry, i))).join("\n") + "\n");
+}
+
+const RECALL_PROMPT = "RECALL-ALL: bring back every pruned output verbatim.";
+
+/** Answers the recall prompt from the request: one single-page `keeper_recall` per shown ref, five per step. */
+function recallScript(then: MainStep[]): MainScript {
+  let cursor = 0;
+  return ({ request }) => {
+    const body = request.body;
+    if (!humanPromptText(body).includes(RECALL_PROMPT)) return then[cursor++] ?? { text: "(script exhausted)" };
+    const refs = stubRefs(body.messages, humanPromptIndex(body.messages));
+    const calls: ScriptedToolCall[] = [];
+    for (const [ref, offset] of pendingOffsets(refs, recallExchanges(body.messages))) {
+      if (offset !== undefined && calls.length < 5) calls.push({ name: "keeper_recall", input: { ref, offset, limit: 200_000 } });
+    }
+    return calls.length === 0 ? { text: `Recovered ${refs.length} outputs.` } : { text: "Recalling.", toolCalls: calls };
+  };
+}
 
 describe("damaged session state on resume", () => {
   const scenario = generateScenario({ seed: 23, prompts: 3, stepsPerPrompt: [4, 5], files: 6, fileBytes: [6000, 30000], failureRate: 0 });
@@ -66,6 +90,51 @@ describe("damaged session state on resume", () => {
       expect(added.some((e) => e.bytes >= 4096)).toBe(true);
       expect(added.filter((e) => e.spillPath !== undefined)).toEqual([]);
       expect(resumed.sessionEntries.slice(0, first.sessionEntries.length)).toEqual(first.sessionEntries);
+    } finally {
+      server.stop();
+    }
+  }, 120_000);
+
+  test("recall entries lost or wrong: every stub still recalls byte-exact from the branch, one warning names the bad occurrence", async () => {
+    const workspace = createPiWorkspace(scenario.files);
+    workspaces.push(workspace);
+    const server = startFakeAnthropic({ script: recallScript([...p1, ...p2]), idNonce: "lost" });
+    const common: Partial<RunPiOptions> = { server, mode: "rpc", model: BIG_WINDOW, contextKeeper: KEEPER, timeoutMs: 60_000 };
+    try {
+      const first = await runPi({ ...common, workspace, prompts: [scenario.prompts[0]!, scenario.prompts[1]!] } as RunPiOptions);
+      const recallLines = customOf(first.sessionEntries, CUSTOM_TYPE_RECALL);
+      expect(recallLines.length).toBeGreaterThanOrEqual(2);
+      // The damage: the first flush's recall entry is gone (a foreign type now), and one
+      // occurrence of the last one has a wrong field.
+      const [lostId, badId] = [recallLines[0]!.id, recallLines.at(-1)!.id];
+      let badKey = "";
+      damageSession(first.sessionFile!, (e) => {
+        if (e.id === lostId) return { ...e, customType: "someone-else/unrelated" };
+        if (e.id !== badId) return e;
+        const data = structuredClone(e.data) as { entries: Record<string, { bytes: unknown }> };
+        badKey = Object.keys(data.entries)[0]!;
+        data.entries[badKey]!.bytes = "many";
+        return { ...e, data };
+      });
+
+      const resumed = await runPi({ ...common, resume: workspace, prompts: [RECALL_PROMPT] } as RunPiOptions);
+      expect(resumed.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+      const warnings = resumed.notifications.filter((n) => n.message.includes("context-keeper: skipped"));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.message).toContain(String(badId));
+      expect(warnings[0]!.message).toContain(badKey);
+
+      const requests = resumed.mainRequests;
+      const refs = stubRefs(requests[0]!.body.messages, humanPromptIndex(requests[0]!.body.messages));
+      expect(refs.length).toBeGreaterThanOrEqual(4);
+      const lostKeys = Object.keys((recallLines[0]!.data as { entries: Record<string, unknown> }).entries);
+      expect(refs.filter((r) => lostKeys.includes(r)).length).toBeGreaterThan(0);
+      expect(refs).toContain(badKey);
+      const exchanges = recallExchanges(requests.at(-1)!.body.messages);
+      expect(exchanges.filter((x) => x.isError).map((x) => x.text.split("\n")[0])).toEqual([]);
+      const recovered = assemblePages(exchanges);
+      const mismatched = refs.filter((r) => recovered.get(r) !== originalFromSession(resumed.sessionEntries, r));
+      expect(mismatched).toEqual([]);
     } finally {
       server.stop();
     }
