@@ -1,9 +1,11 @@
 /**
  * Persistence of the recall index: each flush appends one custom entry holding only the
- * occurrences it added; restore merges them in branch order. Every occurrence goes through
+ * occurrences it added (or carries them in its atomic `context-keeper/flush` entry's `recall`);
+ * restore merges them in branch order. Every occurrence goes through
  * the zod schema both ways, so no field is ever dropped on reload.
  */
 import { z } from "zod";
+import { CUSTOM_TYPE_FLUSH } from "../state/schema.ts";
 import { recallEntrySchema, recallIndexSchema, type RecallIndex } from "./recall-index.ts";
 
 export const CUSTOM_TYPE_RECALL = "context-keeper/recall";
@@ -28,9 +30,13 @@ export function restoreRecallIndex(entries: readonly unknown[]): { index: Recall
   const diagnostics: string[] = [];
   for (const raw of entries) {
     const entry = raw as { type?: unknown; customType?: unknown; data?: unknown; id?: unknown };
-    if (entry?.type !== "custom" || entry.customType !== CUSTOM_TYPE_RECALL) continue;
-    const label = `${CUSTOM_TYPE_RECALL} entry ${String(entry.id ?? "?")}`;
-    const envelope = recallEnvelopeSchema.safeParse(entry.data);
+    if (entry?.type !== "custom") continue;
+    let data: unknown;
+    if (entry.customType === CUSTOM_TYPE_RECALL) data = entry.data;
+    else if (entry.customType === CUSTOM_TYPE_FLUSH) data = (entry.data as { recall?: unknown } | null)?.recall;
+    if (data === undefined) continue;
+    const label = `${String(entry.customType)} entry ${String(entry.id ?? "?")}${entry.customType === CUSTOM_TYPE_FLUSH ? " (recall)" : ""}`;
+    const envelope = recallEnvelopeSchema.safeParse(data);
     if (!envelope.success) {
       diagnostics.push(`${label}: ${envelope.error.issues[0]?.message ?? "invalid"}; skipped`);
       continue;

@@ -99,12 +99,11 @@ function warnSpillFailure(deps: PruningRuntimeDeps, ctx: ExtensionContext, memor
   if (memory.notices.has(SPILL_NOTICE)) return;
   memory.notices.add(SPILL_NOTICE);
   const first = failed[0]!;
-  deps.notify(
-    ctx,
-    `context-keeper: could not write ${failed.length} spill file(s) (${first.error}); pruned anyway — ` +
-      "those originals are recalled from the session file, not from a side file",
-    "warning",
-  );
+  const text =
+    `could not write ${failed.length} spill file(s) (${first.error}); pruned anyway — ` +
+    "those originals are recalled from the session file, not from a side file";
+  memory.diagnostics = [...memory.diagnostics, text];
+  deps.notify(ctx, `context-keeper: ${text}`, "warning");
 }
 
 const SPILL_NOTICE = "spill-write-failed";

@@ -77,6 +77,7 @@ export function createKeeperShell(pi: ExtensionAPI): KeeperShell {
     return [
       { title: "thinking strip", lines: formatThinkingPolicy(model ? `${model.provider}/${model.id}` : "", thinkingPolicyFor(settings, model)) },
       { title: "pruning", lines: formatStats(pruning.state(), pruning.lastReport()) },
+      { title: "saved state", lines: pruning.diagnostics().length ? pruning.diagnostics() : ["read cleanly; every spill written"] },
     ];
   };
 

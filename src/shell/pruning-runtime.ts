@@ -13,7 +13,7 @@ import { keeperRender } from "../keeper/render.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import { restoreState } from "../state/entries.ts";
+import { restoreReconciled } from "../state/torn-flush.ts";
 import type { KeeperState } from "../state/schema.ts";
 import { restoreRecallIndex } from "../recall/recall-entries.ts";
 import type { RecallIndex } from "../recall/recall-index.ts";
@@ -56,14 +56,14 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
   return {
     restore(ctx) {
       const branch = ctx.sessionManager.getBranch() as unknown[];
-      const restored = restoreState(branch);
+      const restored = restoreReconciled(branch);
       const restoredRecall = restoreRecallIndex(branch);
       memory.recall = restoredRecall.index;
       const diagnostics = [...restored.diagnostics, ...restoredRecall.diagnostics];
       memory.diagnostics = diagnostics;
       memory.state = dropStateOutsideContext(restored.state, liveOccurrenceKeys(contextMessagesOf(ctx)));
       memory.tokensAtLastFlush = ctx.getContextUsage()?.tokens ?? 0;
-      if (diagnostics.length) deps.notify(ctx, `context-keeper: skipped ${diagnostics.length} unreadable state entr${diagnostics.length === 1 ? "y" : "ies"}: ${diagnostics[0]}`, "warning");
+      if (diagnostics.length) deps.notify(ctx, restoreNotice(diagnostics), "warning");
     },
     afterCompaction(ctx) {
       memory.state = dropStateOutsideContext(memory.state, liveOccurrenceKeys(contextMessagesOf(ctx)));
@@ -103,4 +103,11 @@ export function createPruningRuntime(deps: PruningRuntimeDeps): PruningRuntime {
     diagnostics: () => memory.diagnostics,
     busy: () => flushes.inFlight() !== undefined,
   };
+}
+
+/** One message for everything restore had to skip or reconcile: what, and what was done. */
+function restoreNotice(diagnostics: readonly string[]): string {
+  const shown = diagnostics.slice(0, 3).join("; ");
+  const more = diagnostics.length > 3 ? `; and ${diagnostics.length - 3} more (see /keeper)` : "";
+  return `context-keeper: restored the saved state with ${diagnostics.length} problem(s) — ${shown}${more}`;
 }

@@ -2,11 +2,15 @@
  * Reading and writing the persisted state as Pi `custom` entries. Every value goes
  * through its zod schema both ways.
  */
-import type { z } from "zod";
+import { z } from "zod";
+import type { RecallIndex } from "../recall/recall-index.ts";
 import {
+  CUSTOM_TYPE_FLUSH,
   CUSTOM_TYPE_FRONTIER,
   CUSTOM_TYPE_STATS,
   CUSTOM_TYPE_SUMMARY,
+  type FlushRecord,
+  FlushRecordSchema,
   type Frontier,
   FrontierSchema,
   type KeeperCustomType,
@@ -15,6 +19,7 @@ import {
   StatsSchema,
   type SummaryRecord,
   SummaryRecordSchema,
+  STATE_VERSION,
   emptyState,
 } from "./schema.ts";
 
@@ -50,6 +55,34 @@ export function summaryEntry(record: SummaryRecord): KeeperEntry {
 export function statsEntry(stats: Stats): KeeperEntry {
   return { customType: CUSTOM_TYPE_STATS, data: encodeWith(StatsSchema, stats) };
 }
+
+export function flushRecordEntry(record: FlushRecord): KeeperEntry {
+  return { customType: CUSTOM_TYPE_FLUSH, data: encodeWith(FlushRecordSchema, record) };
+}
+
+/**
+ * A flush's separate entries (a plan's `entriesToPersist`) and its recall delta folded into
+ * one atomic `context-keeper/flush` entry: append this one instead of them.
+ */
+export function atomicFlushEntry(entries: readonly KeeperEntry[], recall?: RecallIndex): KeeperEntry {
+  const record: FlushRecord = { version: STATE_VERSION, summaries: [] };
+  for (const e of entries) {
+    if (e.customType === CUSTOM_TYPE_SUMMARY) record.summaries.push(e.data as SummaryRecord);
+    else if (e.customType === CUSTOM_TYPE_FRONTIER) record.frontier = e.data as Frontier;
+    else if (e.customType === CUSTOM_TYPE_STATS) record.stats = e.data as Stats;
+    else throw new Error(`atomicFlushEntry: ${e.customType} cannot be folded into a flush entry`);
+  }
+  if (recall !== undefined) record.recall = recall;
+  return flushRecordEntry(record);
+}
+
+/** The parts of a flush entry, each left for its own schema (one bad part costs only itself). */
+const FlushEnvelopeSchema = z.object({
+  version: z.number(),
+  summaries: z.array(z.unknown()),
+  frontier: z.unknown().optional(),
+  stats: z.unknown().optional(),
+});
 
 export interface RestoredState {
   state: KeeperState;
@@ -96,7 +129,36 @@ export function restoreState(entries: readonly unknown[]): RestoredState {
         else diagnostics.push(`skipped ${label()}: ${r.error}`);
         return;
       }
+      case CUSTOM_TYPE_FLUSH: {
+        const problem = restoreFlushRecord(state, entry.data);
+        if (problem) diagnostics.push(`${problem.whole ? "skipped" : "partly skipped"} ${label()}: ${problem.text}`);
+        return;
+      }
     }
   });
   return { state, diagnostics };
+}
+
+/** Applies one flush entry's parts to `state`; says what it had to leave out. */
+function restoreFlushRecord(state: { frontier: Frontier; summaries: Record<string, SummaryRecord>; stats: Stats }, data: unknown): { whole: boolean; text: string } | undefined {
+  const envelope = decodeWith(FlushEnvelopeSchema, data);
+  if (!envelope.ok) return { whole: true, text: envelope.error };
+  if (envelope.value.version !== STATE_VERSION) return { whole: true, text: `format version ${envelope.value.version} is not readable by this version (${STATE_VERSION})` };
+  const problems: string[] = [];
+  envelope.value.summaries.forEach((raw, i) => {
+    const r = decodeWith(SummaryRecordSchema, raw);
+    if (r.ok) state.summaries[r.value.batchKey] = r.value;
+    else problems.push(`summaries.${i}.${r.error}`);
+  });
+  if (envelope.value.frontier !== undefined) {
+    const r = decodeWith(FrontierSchema, envelope.value.frontier);
+    if (r.ok) state.frontier = r.value;
+    else problems.push(`frontier.${r.error}`);
+  }
+  if (envelope.value.stats !== undefined) {
+    const r = decodeWith(StatsSchema, envelope.value.stats);
+    if (r.ok) state.stats = r.value;
+    else problems.push(`stats.${r.error}`);
+  }
+  return problems.length === 0 ? undefined : { whole: false, text: problems.join("; ") };
 }

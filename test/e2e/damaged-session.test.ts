@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { CUSTOM_TYPE_RECALL } from "../../src/recall/recall-entries.ts";
-import { CUSTOM_TYPE_FRONTIER } from "../../src/state/schema.ts";
+import { CUSTOM_TYPE_FRONTIER, CUSTOM_TYPE_STATS, CUSTOM_TYPE_SUMMARY } from "../../src/state/schema.ts";
 import { startFakeAnthropic } from "../support/fake-anthropic/index.ts";
 import type { MainScript, MainStep, ScriptedToolCall } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace, type RunPiOptions } from "../support/pi-runner.ts";
@@ -119,7 +119,7 @@ describe("damaged session state on resume", () => {
 
       const resumed = await runPi({ ...common, resume: workspace, prompts: [RECALL_PROMPT] } as RunPiOptions);
       expect(resumed.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
-      const warnings = resumed.notifications.filter((n) => n.message.includes("context-keeper: skipped"));
+      const warnings = resumed.notifications.filter((n) => n.message.includes("context-keeper: restored the saved state"));
       expect(warnings).toHaveLength(1);
       expect(warnings[0]!.message).toContain(String(badId));
       expect(warnings[0]!.message).toContain(badKey);
@@ -135,6 +135,41 @@ describe("damaged session state on resume", () => {
       const recovered = assemblePages(exchanges);
       const mismatched = refs.filter((r) => recovered.get(r) !== originalFromSession(resumed.sessionEntries, r));
       expect(mismatched).toEqual([]);
+    } finally {
+      server.stop();
+    }
+  }, 120_000);
+
+  test("a torn flush (its summaries landed, its frontier and stats did not): named once, applied at the next flush, shown in /keeper", async () => {
+    const workspace = createPiWorkspace(scenario.files);
+    workspaces.push(workspace);
+    const server = startFakeAnthropic({ script: [...p1, ...p2, ...p3, { text: "All done." }], idNonce: "torn" });
+    const common: Partial<RunPiOptions> = { server, mode: "rpc", model: BIG_WINDOW, contextKeeper: KEEPER, timeoutMs: 60_000 };
+    try {
+      const first = await runPi({ ...common, workspace, prompts: [scenario.prompts[0]!, scenario.prompts[1]!] } as RunPiOptions);
+      const frontiers = customOf(first.sessionEntries, CUSTOM_TYPE_FRONTIER);
+      const lastSeq = (frontiers.at(-1)!.data as { flushSeq: number }).flushSeq;
+      const torn = customOf(first.sessionEntries, CUSTOM_TYPE_SUMMARY).filter((e) => (e.data as { flushSeq: number }).flushSeq === lastSeq);
+      expect(torn.length).toBeGreaterThan(0);
+      const tornKeys = torn.flatMap((e) => (e.data as { coveredKeys: string[] }).coveredKeys);
+      // The damage: the last flush's frontier and stats never landed (foreign entries now; Pi's tree stays whole).
+      const lost = new Set([frontiers.at(-1)!.id, customOf(first.sessionEntries, CUSTOM_TYPE_STATS).at(-1)!.id]);
+      damageSession(first.sessionFile!, (e) => (lost.has(e.id) ? { ...e, customType: "someone-else/unrelated" } : e));
+
+      const resumed = await runPi({ ...common, resume: workspace, prompts: [scenario.prompts[2]!, "/keeper", "Anything left?"] } as RunPiOptions);
+      expect(resumed.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+      const warnings = resumed.notifications.filter((n) => n.message.includes("context-keeper: restored the saved state"));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.message).toContain(`flush ${lastSeq} was torn`);
+      const view = resumed.notifications.find((n) => n.message.includes("saved state:"))!.message;
+      expect(view).toContain(`flush ${lastSeq} was torn`);
+      // The resumed prompt's first request still shows them raw (history left as it was at the last
+      // complete flush); after the next flush the last request shows every one as a stub.
+      const refsAt = (i: number) => new Set(stubRefs(resumed.mainRequests.at(i)!.body.messages));
+      expect(tornKeys.filter((k) => refsAt(0).has(k))).toEqual([]);
+      expect(tornKeys.filter((k) => !refsAt(-1).has(k))).toEqual([]);
+      // Nothing persisted was lost: the resumed file starts with the damaged file's lines.
+      expect(resumed.sessionEntries.slice(0, first.sessionEntries.length).map((e) => e.id)).toEqual(first.sessionEntries.map((e) => e.id));
     } finally {
       server.stop();
     }
