@@ -13,6 +13,7 @@ import {
   FlushRecordSchema,
   type Frontier,
   FrontierSchema,
+  KEEPER_CUSTOM_TYPES,
   type KeeperCustomType,
   type KeeperState,
   type Stats,
@@ -110,6 +111,11 @@ export function restoreState(entries: readonly unknown[]): RestoredState {
     const entry = raw as CustomEntryLike;
     if (entry.type !== "custom") return;
     const label = () => `${String(entry.customType)} entry ${typeof entry.id === "string" ? entry.id : `#${index}`}`;
+    const version = (entry.data as { version?: unknown } | null | undefined)?.version;
+    if (KEEPER_CUSTOM_TYPES.includes(entry.customType as KeeperCustomType) && typeof version === "number" && version !== STATE_VERSION) {
+      diagnostics.push(`skipped ${label()}: format version ${version} is not readable by this version (${STATE_VERSION})`);
+      return;
+    }
     switch (entry.customType) {
       case CUSTOM_TYPE_FRONTIER: {
         const r = decodeWith(FrontierSchema, entry.data);

@@ -4,14 +4,14 @@
  * session keeps pruning, says once what was wrong, and loses nothing already persisted.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { CUSTOM_TYPE_RECALL } from "../../src/recall/recall-entries.ts";
 import { CUSTOM_TYPE_FRONTIER, CUSTOM_TYPE_STATS, CUSTOM_TYPE_SUMMARY } from "../../src/state/schema.ts";
 import { startFakeAnthropic } from "../support/fake-anthropic/index.ts";
-import type { MainScript, MainStep, ScriptedToolCall } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace, type RunPiOptions } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
-import { assemblePages, humanPromptIndex, humanPromptText, originalFromSession, pendingOffsets, recallExchanges, stubRefs } from "./support/recall-wire.ts";
+import { assemblePages, humanPromptIndex, originalFromSession, recallExchanges, stubRefs } from "./support/recall-wire.ts";
+import { customOf, damageSession, RECALL_PROMPT, recallEntriesOf, recallScript } from "./support/session-damage.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -19,34 +19,6 @@ afterAll(() => workspaces.forEach((w) => w.cleanup()));
 const BIG_WINDOW = { id: "claude-sonnet-4-5", contextWindow: 1_000_000 };
 /** Request-end flushes only; every output of 4 KB or more is spilled beside the session. */
 const KEEPER = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" }, recall: { spillThresholdBytes: 4096 } };
-
-type Entry = Record<string, unknown>;
-const customOf = (entries: Entry[], customType: string) => entries.filter((e) => e.type === "custom" && e.customType === customType);
-const recallEntriesOf = (entries: Entry[]) =>
-  customOf(entries, CUSTOM_TYPE_RECALL).flatMap((e) => Object.values((e.data as { entries: Record<string, { spillPath?: string; bytes: number }> }).entries));
-
-/** Rewrites the session file line by line (ids and parent ids kept, so Pi's tree stays whole). */
-function damageSession(file: string, edit: (entry: Entry, index: number) => Entry): void {
-  const lines = readFileSync(file, "utf8").split("\n").filter((l) => l.trim());
-  writeFileSync(file, lines.map((l, i) => JSON.stringify(edit(JSON.parse(l) as Entry, i))).join("\n") + "\n");
-}
-
-const RECALL_PROMPT = "RECALL-ALL: bring back every pruned output verbatim.";
-
-/** Answers the recall prompt from the request: one single-page `keeper_recall` per shown ref, five per step. */
-function recallScript(then: MainStep[]): MainScript {
-  let cursor = 0;
-  return ({ request }) => {
-    const body = request.body;
-    if (!humanPromptText(body).includes(RECALL_PROMPT)) return then[cursor++] ?? { text: "(script exhausted)" };
-    const refs = stubRefs(body.messages, humanPromptIndex(body.messages));
-    const calls: ScriptedToolCall[] = [];
-    for (const [ref, offset] of pendingOffsets(refs, recallExchanges(body.messages))) {
-      if (offset !== undefined && calls.length < 5) calls.push({ name: "keeper_recall", input: { ref, offset, limit: 200_000 } });
-    }
-    return calls.length === 0 ? { text: `Recovered ${refs.length} outputs.` } : { text: "Recalling.", toolCalls: calls };
-  };
-}
 
 describe("damaged session state on resume", () => {
   const scenario = generateScenario({ seed: 23, prompts: 3, stepsPerPrompt: [4, 5], files: 6, fileBytes: [6000, 30000], failureRate: 0 });
