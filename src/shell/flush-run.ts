@@ -1,8 +1,8 @@
 /**
  * One flush: capture → summarize → plan (through cache discipline when on) → index the
  * originals it hides (spilling huge ones) → persist → status. It updates the runtime's
- * memory in place, reading it again after the summarizer's await, since a compaction may
- * have moved the state meanwhile. Flushes never overlap (the flush queue sees to that).
+ * memory in place, reading it and the context again after the summarizer's await, since a
+ * compaction may have moved both meanwhile. Flushes never overlap (the flush queue sees to that).
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { captureForFlush } from "../keeper/flush.ts";
@@ -59,15 +59,25 @@ export async function runFlush({ deps, now, memory, trigger, ctx, closingMessage
     },
   });
   memory.abort = undefined;
-  // Plan against the state as it is now (a flush never overlaps another one).
+  // Plan against the state and the context as they are now (a flush never overlaps another
+  // one, but a compaction may have applied while the summarizer ran: batches it removed get
+  // no stub, their summaries are reported unknown).
   const state = memory.state;
-  const plan = planFlush({ deps, now, inputs: { ...inputs, state, summaries }, ctx, label: `flush ${state.stats.flushes + 1} (${trigger})` });
+  const contextNow = contextMessagesOf(ctx);
+  const planInputs = {
+    ...inputs,
+    state,
+    summaries,
+    branchMessages: contextNow,
+    closingMessage: closingAlreadyPersisted(contextNow, closingMessage) ? undefined : closingMessage,
+  };
+  const plan = planFlush({ deps, now, inputs: planInputs, ctx, label: `flush ${state.stats.flushes + 1} (${trigger})` });
   // Every output the new state hides gets indexed (huge ones spilled beside the session)
   // before any stub or chain line can point at it: summarized batches, aliased duplicates,
   // and calls listed inside compressed chains.
   const sessionFile = ctx.sessionManager.getSessionFile();
   const recorded = recordOriginals(memory.recall, {
-    calls: [...capture.batches.flatMap((b) => b.calls), ...prunedCallsOf(branchMessages, plan.nextState)],
+    calls: [...capture.batches.flatMap((b) => b.calls), ...prunedCallsOf(contextNow, plan.nextState)],
     spill: sessionFile ? { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } : undefined,
   });
   // A spill is a second copy (the original stays in the session): a failed write commits without it.
@@ -84,7 +94,7 @@ export async function runFlush({ deps, now, memory, trigger, ctx, closingMessage
     durationMs: now() - started,
   };
   memory.report = done;
-  deps.status(ctx, contextStatus(branchMessages, keeperRender({ messages: branchMessages, state: memory.state, settings, model })));
+  deps.status(ctx, contextStatus(contextNow, keeperRender({ messages: contextNow, state: memory.state, settings, model })));
   return done;
 }
 
