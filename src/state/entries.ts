@@ -13,7 +13,6 @@ import {
   FlushRecordSchema,
   type Frontier,
   FrontierSchema,
-  KEEPER_CUSTOM_TYPES,
   type KeeperCustomType,
   type KeeperState,
   type Stats,
@@ -98,73 +97,81 @@ interface CustomEntryLike {
   data?: unknown;
 }
 
+/** A frontier or stats value waiting to be decoded: only the latest readable one is. */
+interface Candidate {
+  label: string;
+  data: unknown;
+}
+
+const versionProblem = (data: unknown): string | undefined => {
+  const version = (data as { version?: unknown } | null | undefined)?.version;
+  return typeof version === "number" && version !== STATE_VERSION ? `format version ${version} is not readable by this version (${STATE_VERSION})` : undefined;
+};
+
+/**
+ * The latest candidate that decodes wins; only the ones after it are decoded (and reported
+ * when unreadable). Frontier and stats are full snapshots, so a long session holds hundreds of
+ * them: decoding them all would cost most of a restart.
+ */
+function latestReadable<T>(schema: z.ZodType<T>, candidates: readonly Candidate[], diagnostics: string[]): T | undefined {
+  for (let i = candidates.length - 1; i >= 0; i--) {
+    const c = candidates[i]!;
+    const tooNew = versionProblem(c.data);
+    const r = tooNew === undefined ? decodeWith(schema, c.data) : ({ ok: false, error: tooNew } as const);
+    if (r.ok) return r.value;
+    diagnostics.push(`skipped ${c.label}: ${r.error}`);
+  }
+  return undefined;
+}
+
 /**
  * Rebuilds state from the session branch entries (root to leaf order). Entries that are
- * not this extension's are ignored; ours that fail their schema are skipped with one
- * diagnostic each. Never throws.
+ * not this extension's are ignored; summaries accumulate, each decoded on its own; of the
+ * frontier and stats snapshots the latest readable one wins (older ones are not decoded).
+ * Whatever fails its schema, or comes from another format version, is skipped with one
+ * diagnostic. Never throws.
  */
 export function restoreState(entries: readonly unknown[]): RestoredState {
   const state = emptyState();
   const diagnostics: string[] = [];
+  const frontiers: Candidate[] = [];
+  const stats: Candidate[] = [];
+  const addSummary = (label: string, data: unknown) => {
+    const tooNew = versionProblem(data);
+    const r = tooNew === undefined ? decodeWith(SummaryRecordSchema, data) : ({ ok: false, error: tooNew } as const);
+    if (r.ok) state.summaries[r.value.batchKey] = r.value;
+    else diagnostics.push(`skipped ${label}: ${r.error}`);
+  };
   entries.forEach((raw, index) => {
     if (typeof raw !== "object" || raw === null) return;
     const entry = raw as CustomEntryLike;
     if (entry.type !== "custom") return;
-    const label = () => `${String(entry.customType)} entry ${typeof entry.id === "string" ? entry.id : `#${index}`}`;
-    const version = (entry.data as { version?: unknown } | null | undefined)?.version;
-    if (KEEPER_CUSTOM_TYPES.includes(entry.customType as KeeperCustomType) && typeof version === "number" && version !== STATE_VERSION) {
-      diagnostics.push(`skipped ${label()}: format version ${version} is not readable by this version (${STATE_VERSION})`);
-      return;
-    }
+    const label = `${String(entry.customType)} entry ${typeof entry.id === "string" ? entry.id : `#${index}`}`;
     switch (entry.customType) {
-      case CUSTOM_TYPE_FRONTIER: {
-        const r = decodeWith(FrontierSchema, entry.data);
-        if (r.ok) state.frontier = r.value;
-        else diagnostics.push(`skipped ${label()}: ${r.error}`);
+      case CUSTOM_TYPE_FRONTIER:
+        frontiers.push({ label, data: entry.data });
         return;
-      }
-      case CUSTOM_TYPE_SUMMARY: {
-        const r = decodeWith(SummaryRecordSchema, entry.data);
-        if (r.ok) state.summaries[r.value.batchKey] = r.value;
-        else diagnostics.push(`skipped ${label()}: ${r.error}`);
+      case CUSTOM_TYPE_STATS:
+        stats.push({ label, data: entry.data });
         return;
-      }
-      case CUSTOM_TYPE_STATS: {
-        const r = decodeWith(StatsSchema, entry.data);
-        if (r.ok) state.stats = r.value;
-        else diagnostics.push(`skipped ${label()}: ${r.error}`);
+      case CUSTOM_TYPE_SUMMARY:
+        addSummary(label, entry.data);
         return;
-      }
       case CUSTOM_TYPE_FLUSH: {
-        const problem = restoreFlushRecord(state, entry.data);
-        if (problem) diagnostics.push(`${problem.whole ? "skipped" : "partly skipped"} ${label()}: ${problem.text}`);
+        const envelope = decodeWith(FlushEnvelopeSchema, entry.data);
+        const problem = envelope.ok ? versionProblem(envelope.value) : envelope.error;
+        if (!envelope.ok || problem !== undefined) {
+          diagnostics.push(`skipped ${label}: ${problem}`);
+          return;
+        }
+        envelope.value.summaries.forEach((data, i) => addSummary(`${label} (summaries.${i})`, data));
+        if (envelope.value.frontier !== undefined) frontiers.push({ label: `${label} (frontier)`, data: envelope.value.frontier });
+        if (envelope.value.stats !== undefined) stats.push({ label: `${label} (stats)`, data: envelope.value.stats });
         return;
       }
     }
   });
+  state.frontier = latestReadable(FrontierSchema, frontiers, diagnostics) ?? state.frontier;
+  state.stats = latestReadable(StatsSchema, stats, diagnostics) ?? state.stats;
   return { state, diagnostics };
-}
-
-/** Applies one flush entry's parts to `state`; says what it had to leave out. */
-function restoreFlushRecord(state: { frontier: Frontier; summaries: Record<string, SummaryRecord>; stats: Stats }, data: unknown): { whole: boolean; text: string } | undefined {
-  const envelope = decodeWith(FlushEnvelopeSchema, data);
-  if (!envelope.ok) return { whole: true, text: envelope.error };
-  if (envelope.value.version !== STATE_VERSION) return { whole: true, text: `format version ${envelope.value.version} is not readable by this version (${STATE_VERSION})` };
-  const problems: string[] = [];
-  envelope.value.summaries.forEach((raw, i) => {
-    const r = decodeWith(SummaryRecordSchema, raw);
-    if (r.ok) state.summaries[r.value.batchKey] = r.value;
-    else problems.push(`summaries.${i}.${r.error}`);
-  });
-  if (envelope.value.frontier !== undefined) {
-    const r = decodeWith(FrontierSchema, envelope.value.frontier);
-    if (r.ok) state.frontier = r.value;
-    else problems.push(`frontier.${r.error}`);
-  }
-  if (envelope.value.stats !== undefined) {
-    const r = decodeWith(StatsSchema, envelope.value.stats);
-    if (r.ok) state.stats = r.value;
-    else problems.push(`stats.${r.error}`);
-  }
-  return problems.length === 0 ? undefined : { whole: false, text: problems.join("; ") };
 }

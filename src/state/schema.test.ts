@@ -52,8 +52,10 @@ describe("restoreState", () => {
     const entries = [
       { type: "message", message: { role: "user" } },
       { type: "custom", customType: "someone-else", data: { x: 1 } },
-      { type: "custom", id: "old1", customType: "context-keeper/frontier", data: { ...fullFrontier, version: 0 } },
+      // superseded by the good one after it: never decoded, never reported
+      { type: "custom", id: "older", customType: "context-keeper/frontier", data: { ...fullFrontier, stubbedKeys: "nope" } },
       good,
+      { type: "custom", id: "old1", customType: "context-keeper/frontier", data: { ...fullFrontier, version: 0 } },
       { type: "custom", id: "bad2", customType: "context-keeper/summary", data: { batchKey: 3 } },
       { type: "custom", id: "bad3", customType: "context-keeper/stats", data: null },
       null,
@@ -63,10 +65,11 @@ describe("restoreState", () => {
     expect(state.frontier).toEqual(fullFrontier);
     expect(state.summaries).toEqual({});
     expect(diagnostics.length).toBe(3);
-    expect(diagnostics[0]).toContain("context-keeper/frontier entry old1");
-    expect(diagnostics[0]).toContain("version");
-    expect(diagnostics[1]).toContain("entry bad2");
-    expect(diagnostics[2]).toContain("entry bad3");
+    const about = (id: string) => diagnostics.find((d) => d.includes(`entry ${id}`));
+    expect(about("old1")).toContain("context-keeper/frontier entry old1: format version 0");
+    expect(about("bad2")).toBeDefined();
+    expect(about("bad3")).toBeDefined();
+    expect(about("older")).toBeUndefined();
   });
 
   test("a corrupt frontier after a good one keeps the good one", () => {
@@ -111,7 +114,7 @@ describe("the atomic flush entry", () => {
     expect(partly.state.frontier).toEqual(fullFrontier);
     expect(partly.state.summaries).toEqual({ [fullRecord.batchKey]: fullRecord });
     expect(partly.state.stats).toEqual(emptyState().stats);
-    expect(partly.diagnostics).toEqual([expect.stringContaining("partly skipped context-keeper/flush entry p1: stats.flushes")]);
+    expect(partly.diagnostics).toEqual([expect.stringContaining("skipped context-keeper/flush entry p1 (stats): flushes")]);
     const newer = restoreState([{ type: "custom", id: "n1", customType: good.customType, data: { ...data, version: 2 } }]);
     expect(newer.state).toEqual(emptyState());
     expect(newer.diagnostics).toEqual([expect.stringContaining("version 2")]);
