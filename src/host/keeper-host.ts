@@ -24,7 +24,7 @@ import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS, formatDiagnostic, type SettingsDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import { restoreState } from "../state/entries.ts";
+import { restoreReconciled } from "../state/torn-flush.ts";
 import { formatKeeperView, type KeeperStatusSection } from "../ui/keeper-view.ts";
 import { formatStats, formatThinkingPolicy } from "../ui/pruning-view.ts";
 import { cacheText, liveFacts, onProviderRequest, onWarmingDecision, restoreLedger, whyText } from "./cache-edge.ts";
@@ -105,7 +105,7 @@ export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } =
 
   const restore = (ctx: ExtensionContext) => {
     const branch = ctx.sessionManager.getBranch() as unknown[];
-    const restored = restoreState(branch);
+    const restored = restoreReconciled(branch);
     const restoredRecall = restoreRecallIndex(branch);
     const context = contextMessagesOf(ctx);
     memory.diagnostics = [...restored.diagnostics, ...restoredRecall.diagnostics];
@@ -113,8 +113,7 @@ export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } =
     memory.tokensAtLastFlush = ctx.getContextUsage()?.tokens ?? 0;
     memory.toPersist = [];
     restoreLedger(memory, pi, ctx, context);
-    const n = memory.diagnostics.length;
-    if (n) report(ctx, `context-keeper: skipped ${n} unreadable state entr${n === 1 ? "y" : "ies"}: ${memory.diagnostics[0]}`, "warning");
+    if (memory.diagnostics.length) report(ctx, restoreNotice(memory.diagnostics), "warning");
   };
 
   const sections = (ctx: ExtensionContext): KeeperStatusSection[] => {
@@ -122,6 +121,7 @@ export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } =
     return [
       { title: "thinking strip", lines: formatThinkingPolicy(model ? `${model.provider}/${model.id}` : "", thinkingPolicyFor(settings, model)) },
       { title: "pruning", lines: formatStats(memory.engine.keeper, memory.report) },
+      { title: "saved state", lines: memory.diagnostics.length ? memory.diagnostics : ["read cleanly; every spill written"] },
     ];
   };
 
@@ -233,4 +233,11 @@ export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } =
       report(ctx, formatKeeperView({ settings, sources, diagnostics, sections: sections(ctx) }), "info");
     },
   };
+}
+
+/** One message for everything restore had to skip or reconcile: what, and what was done. */
+function restoreNotice(diagnostics: readonly string[]): string {
+  const shown = diagnostics.slice(0, 3).join("; ");
+  const more = diagnostics.length > 3 ? `; and ${diagnostics.length - 3} more (see /keeper)` : "";
+  return `context-keeper: restored the saved state with ${diagnostics.length} problem(s) — ${shown}${more}`;
 }
