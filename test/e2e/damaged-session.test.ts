@@ -40,13 +40,15 @@ describe("damaged session state on resume", () => {
       rmSync(spillDir, { recursive: true, force: true });
       writeFileSync(spillDir, "not a folder");
 
-      const resumed = await runPi({ ...common, resume: workspace, prompts: [scenario.prompts[1]!, scenario.prompts[2]!] } as RunPiOptions);
+      const resumed = await runPi({ ...common, resume: workspace, prompts: [scenario.prompts[1]!, scenario.prompts[2]!, "/keeper"] } as RunPiOptions);
       expect(resumed.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
       const messages = resumed.notifications.map((n) => n.message);
       expect(messages.filter((m) => m.includes("flush failed"))).toEqual([]);
-      const spillWarnings = messages.filter((m) => m.includes("could not write") && m.includes("spill"));
+      const spillWarnings = resumed.notifications.filter((n) => n.notifyType === "warning" && n.message.includes("could not write")).map((n) => n.message);
       expect(spillWarnings).toHaveLength(1);
       expect(spillWarnings[0]).toMatch(/EEXIST|ENOTDIR/);
+      const view = messages.find((m) => m.includes("saved state:"))!;
+      expect(view).toMatch(/could not write \d+ spill file\(s\) \((EEXIST|ENOTDIR)/);
 
       // Both resumed prompts' flushes committed: frontiers were appended and prompt 2's loop renders as stubs.
       const frontiersBefore = customOf(first.sessionEntries, CUSTOM_TYPE_FRONTIER).length;
