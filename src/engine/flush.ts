@@ -15,7 +15,7 @@ import { applyFlush, proposeFlush, type FlushDecision, type FlushPlan, type Thin
 import { renderContext } from "../prune/pipeline.ts";
 import { prunedCallsOf } from "../recall/pruned-calls.ts";
 import { CUSTOM_TYPE_RECALL, recallDelta } from "../recall/recall-entries.ts";
-import { recordOriginals, type RecallIndex, type SpillOptions, type SpillWrite } from "../recall/recall-index.ts";
+import { recordOriginals, withoutFailedSpills, type RecallIndex, type SpillFailure, type SpillOptions, type SpillWrite } from "../recall/recall-index.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
@@ -133,4 +133,17 @@ export function finishFlush(input: FinishFlushInput): FlushResult {
     outcome: decided?.outcome,
     rewrote: plan.nextState.stats.rewritesCaused > input.state.stats.rewritesCaused,
   };
+}
+
+/**
+ * The result as it commits when some spill files could not be written: a spill is a second
+ * copy (the original stays in the session file), so the recall index and its delta entry keep
+ * everything but the side file of those originals. The same result when nothing failed.
+ */
+export function withoutSpillFailures(result: FlushResult, failed: readonly SpillFailure[]): FlushResult {
+  if (failed.length === 0) return result;
+  const entries = result.entries.map((e) => (e.customType === CUSTOM_TYPE_RECALL ? { ...e, data: withoutFailedSpills(e.data as RecallIndex, failed) } : e));
+  const nextRecall = result.nextRecall && withoutFailedSpills(result.nextRecall, failed);
+  const paths = new Set(failed.map((f) => f.path));
+  return { ...result, entries, nextRecall, spills: result.spills.filter((s) => !paths.has(s.path)) };
 }

@@ -148,9 +148,8 @@ export interface StartFlushInput extends SessionInput {
  * turn_end draft fires no session_compact), then capture the finished batches once.
  */
 export function startFlush(state: EngineState, input: StartFlushInput): { state: EngineState; capture: CaptureResult } {
-  const keeper = dropStateOutsideContext(state.keeper, liveOccurrenceKeys(input.branchMessages));
-  const next = keeper === state.keeper ? state : { ...state, keeper };
-  return { state: next, capture: beginFlush({ state: keeper, branchMessages: input.branchMessages, closingMessage: input.closingMessage, settings: input.settings, model: input.model }) };
+  const next = outsideContextDropped(state, input.branchMessages);
+  return { state: next, capture: beginFlush({ state: next.keeper, branchMessages: input.branchMessages, closingMessage: input.closingMessage, settings: input.settings, model: input.model }) };
 }
 
 export interface CompleteFlushInput extends SessionInput {
@@ -195,6 +194,9 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
   const strips = thinkingPolicyFor(settings, model).strip;
   const prune = strips ? renderPrune : (o: Parameters<typeof renderContext>[0]) => keeper(o.messages, o.state);
   const world = withClosingMessage(input.branchMessages, input.closingMessage);
+  // A capture taken before the summarizer's await is reused only while the branch still holds
+  // every call it captured (a compaction applied meanwhile sends it back to capture again).
+  const capture = input.capture && captureStillLive(input.capture, world) ? input.capture : undefined;
   const result = finishFlush({
     state: state.keeper,
     branchMessages: input.branchMessages,
@@ -203,7 +205,7 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
     model,
     summaries: input.summaries,
     now: input.now,
-    ...(input.capture ? { capture: input.capture } : {}),
+    ...(capture ? { capture } : {}),
     ...(discipline && input.facts
       ? { discipline: { cache: settings.cache, facts: input.facts, label: input.label, sent: rememberedSent(state, world) } }
       : {}),
@@ -211,6 +213,18 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
     renders: { keeper, prune },
   });
   return { state: adoptFlush(state, result), result };
+}
+
+/** Whether every call a capture holds is still in the branch (its batches can still be stubbed). */
+export function captureStillLive(capture: CaptureResult, branch: readonly ContextMessage[]): boolean {
+  const live = liveOccurrenceKeys(branch);
+  return capture.batches.every((b) => b.calls.every((c) => live.has(c.occurrenceKey)));
+}
+
+/** The engine state without keeper state for calls that left the context (a compaction). */
+export function outsideContextDropped(state: EngineState, context: readonly ContextMessage[]): EngineState {
+  const keeper = dropStateOutsideContext(state.keeper, liveOccurrenceKeys(context));
+  return keeper === state.keeper ? state : { ...state, keeper };
 }
 
 /**

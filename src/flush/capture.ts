@@ -8,7 +8,7 @@
  */
 import type { CapturedCall, ToolBatch } from "../summarize/batch.ts";
 import { type ContextMessage, type ToolResultMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
-import type { KeeperState } from "../state/schema.ts";
+import type { KeeperState, SummaryRecord } from "../state/schema.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { type CallOccurrence, batchKeyOf, pairToolCalls } from "../prune/occurrence.ts";
 import { protectionMatcher } from "../prune/protection.ts";
@@ -115,7 +115,13 @@ export function captureBatches(input: CaptureInput): CaptureResult {
   for (const group of groupByAssistant(pairing.calls)) {
     const first = group[0];
     const batchKey = batchKeyOf(first.toolCallId, first.assistantTimestamp);
-    if (input.state.summaries[batchKey]) continue;
+    const record = input.state.summaries[batchKey];
+    if (record) {
+      // Summarized already; a duplicate beside it is aliased at that flush — unless that
+      // flush's frontier never landed (torn) or the alias was held back: propose it again.
+      result.duplicates.push(...pendingDuplicates({ group, record, messages, known, aliased, protection }));
+      continue;
+    }
 
     if (group.some((c) => c.resultIndex === undefined)) {
       result.skipped.push({ batchKey, reason: "unfinished" });
@@ -162,4 +168,29 @@ export function captureBatches(input: CaptureInput): CaptureResult {
     result.batches.push({ batchKey, assistantTimestamp: first.assistantTimestamp, calls });
   }
   return result;
+}
+
+/** Calls of a summarized batch its summary does not cover whose output matches a summarized one, not aliased yet. */
+function pendingDuplicates(options: {
+  group: CallOccurrence[];
+  record: SummaryRecord;
+  messages: readonly ContextMessage[];
+  known: Map<string, string>;
+  aliased: Record<string, string>;
+  protection: ReturnType<typeof protectionMatcher>;
+}): DuplicateOutput[] {
+  const { group, record, messages, known, aliased, protection } = options;
+  if (record.summary.source === "raw") return [];
+  const covered = new Set(record.coveredKeys);
+  const out: DuplicateOutput[] = [];
+  for (const c of group) {
+    if (covered.has(c.key) || aliased[c.key] !== undefined || c.resultIndex === undefined) continue;
+    if (protection.isProtected(c.toolName, c.arguments)) continue;
+    const r = messages[c.resultIndex];
+    if (!isToolResult(r)) continue;
+    const text = toolResultText(r);
+    const same = text.length >= MIN_DUPLICATE_CHARS ? known.get(contentHash(text)) : undefined;
+    if (same !== undefined && same !== c.key) out.push({ occurrenceKey: c.key, aliasOf: same, batchKey: record.batchKey });
+  }
+  return out;
 }

@@ -5,15 +5,17 @@
  *   (propose → decide → apply → entries) → write spill files → append the entries → adopt
  *
  * The engine decides everything; this file reads Pi (branch, usage, model), calls the
- * summarizer, writes files and appends entries. Flushes never overlap (flush-queue.ts).
+ * summarizer, writes files and appends entries. Flushes never overlap (flush-queue.ts), but a
+ * compaction may apply while the summarizer runs: the plan reads the context again after it.
+ * A spill file that cannot be written is reported once; the flush commits without it.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { writeSpills } from "../recall/recall-index.ts";
+import { writeSpills, type SpillFailure } from "../recall/recall-index.ts";
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
-import type { FlushResult } from "../engine/flush.ts";
-import { adoptFlush, completeFlush, disciplineOn, startFlush } from "../engine/session.ts";
+import { withoutSpillFailures, type FlushResult } from "../engine/flush.ts";
+import { adoptFlush, completeFlush, disciplineOn, outsideContextDropped, startFlush } from "../engine/session.ts";
 import type { FlushReport, FlushTrigger, HostMemory } from "./host-types.ts";
 import { keeperRender } from "../engine/render.ts";
 import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
@@ -72,14 +74,18 @@ export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }
     },
   });
   memory.abort = undefined;
-  // Plan against the state as it is now (a compaction may have moved it while the summarizer ran).
+  // Plan against the state and the context as they are now: a compaction may have applied while
+  // the summarizer ran (batches it removed get no stub, their summaries are reported unknown).
+  const contextNow = contextMessagesOf(ctx);
+  memory.engine = outsideContextDropped(memory.engine, contextNow);
   const state = memory.engine;
+  const closingNow = closingAlreadyPersisted(contextNow, closingMessage) ? undefined : closingMessage;
   const sessionFile = ctx.sessionManager.getSessionFile();
-  const { result } = completeFlush(state, {
+  const { result: planned } = completeFlush(state, {
     settings,
     model,
-    branchMessages,
-    closingMessage: closing,
+    branchMessages: contextNow,
+    closingMessage: closingNow,
     ...(state.keeper === begun.state.keeper ? { capture: begun.capture } : {}),
     summaries,
     now: deps.now(),
@@ -89,7 +95,10 @@ export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }
   });
   // Every original the new state hides is indexed (huge ones spilled beside the session)
   // before any stub or chain line can point at it.
-  await writeSpills(result.spills, writeSpillFile);
+  // A spill is a second copy (the original stays in the session): a failed write commits without it.
+  const spilled = await writeSpills(planned.spills, writeSpillFile);
+  if (spilled.failed.length > 0) warnSpillFailure(deps, ctx, memory, spilled.failed);
+  const result = withoutSpillFailures(planned, spilled.failed);
   appendFlushEntries(deps.pi, result);
   memory.engine = adoptFlush(memory.engine, result);
   if (result.rewrote) memory.tally = tallyFlushRewrite(memory.tally);
@@ -105,7 +114,7 @@ export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }
   memory.report = done;
   // The status line's figures: one render outside the flush (the host's effect, not a decision).
   deps.status(ctx, undefined);
-  deps.rendered?.(ctx, branchMessages, keeperRender({ messages: branchMessages, state: memory.engine.keeper, settings, model }));
+  deps.rendered?.(ctx, contextNow, keeperRender({ messages: contextNow, state: memory.engine.keeper, settings, model }));
   return done;
 }
 
@@ -114,3 +123,16 @@ function closingAlreadyPersisted(branchMessages: readonly ContextMessage[], clos
   const closingTs = closingMessage === undefined ? undefined : timestampOf(closingMessage);
   return closingTs !== undefined && branchMessages.some((m) => m.role === "assistant" && timestampOf(m) === closingTs);
 }
+
+/** One warning per session: what failed, and that pruning went on with the originals in the session file. */
+function warnSpillFailure(deps: FlushJobDeps, ctx: ExtensionContext, memory: HostMemory, failed: readonly SpillFailure[]): void {
+  if (memory.notices.has(SPILL_NOTICE)) return;
+  memory.notices.add(SPILL_NOTICE);
+  const text =
+    `could not write ${failed.length} spill file(s) (${failed[0]!.error}); pruned anyway — ` +
+    "those originals are recalled from the session file, not from a side file";
+  memory.diagnostics = [...memory.diagnostics, text];
+  deps.notify(ctx, `context-keeper: ${text}`, "warning");
+}
+
+const SPILL_NOTICE = "spill-write-failed";

@@ -25,6 +25,8 @@ export interface KeeperCommandDeps {
     state(): KeeperState;
     lastReport(): FlushReportView | undefined;
     flushNow(ctx: ExtensionContext): Promise<FlushReportView | undefined>;
+    /** Problems met reading the saved state or writing spill files (empty when none). */
+    savedState?(): readonly string[];
   };
   cache: { whyText(): string; cacheText(): string };
   /** The extension was turned on mid-session: restore its state from the branch, activate recall. */
@@ -75,6 +77,8 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
     ];
     if (settings.pruning.enabled || policy.strip)
       out.push({ title: "pruning", lines: formatStats(deps.pruning.state(), deps.pruning.lastReport(), { thinkingStrip: policy.strip }) });
+    const problems = deps.pruning.savedState?.() ?? [];
+    out.push({ title: "saved state", lines: problems.length ? [...problems] : ["read cleanly; every spill written"] });
     return out;
   };
 

@@ -27,7 +27,7 @@ import type { ContextMessage } from "../session/messages.ts";
 import { formatDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import { restoreState } from "../state/entries.ts";
+import { restoreReconciled } from "../state/torn-flush.ts";
 import type { CompletionItem } from "../ui/keeper-completions.ts";
 import { cacheText, liveFacts, onProviderRequest, onWarmingDecision, restoreLedger, whyText } from "./cache-edge.ts";
 import { appendFlushEntries, runFlushJob, type FlushJobDeps } from "./flush-job.ts";
@@ -115,7 +115,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
 
   const restore = (ctx: ExtensionContext) => {
     const branch = ctx.sessionManager.getBranch() as unknown[];
-    const restored = restoreState(branch);
+    const restored = restoreReconciled(branch);
     const restoredRecall = restoreRecallIndex(branch);
     const context = contextMessagesOf(ctx);
     memory.diagnostics = [...restored.diagnostics, ...restoredRecall.diagnostics];
@@ -123,8 +123,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
     memory.tokensAtLastFlush = ctx.getContextUsage()?.tokens ?? 0;
     memory.toPersist = [];
     restoreLedger(memory, pi, ctx, context);
-    const n = memory.diagnostics.length;
-    if (n) report(ctx, `context-keeper: skipped ${n} unreadable state entr${n === 1 ? "y" : "ies"}: ${memory.diagnostics[0]}`, "warning");
+    if (memory.diagnostics.length) report(ctx, restoreNotice(memory.diagnostics), "warning");
   };
 
   /** Session start with the extension on, or `/keeper on` mid-session: restore from the branch, activate recall. */
@@ -142,7 +141,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
 
   const command = createKeeperCommand({
     settings: store,
-    pruning: { state: () => memory.engine.keeper, lastReport: () => memory.report, flushNow },
+    pruning: { state: () => memory.engine.keeper, lastReport: () => memory.report, flushNow, savedState: () => memory.diagnostics },
     cache: { whyText: () => whyText(memory), cacheText: () => cacheText(memory) },
     activate,
     refreshStatus: (ctx) => statusLine.refresh(ctx),
@@ -241,4 +240,11 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
     onKeeperCommand: (args, ctx) => command.handler(args, ctx),
     keeperCompletions: (prefix) => command.completions(prefix),
   };
+}
+
+/** One message for everything restore had to skip or reconcile: what, and what was done. */
+function restoreNotice(diagnostics: readonly string[]): string {
+  const shown = diagnostics.slice(0, 3).join("; ");
+  const more = diagnostics.length > 3 ? `; and ${diagnostics.length - 3} more (see /keeper)` : "";
+  return `context-keeper: restored the saved state with ${diagnostics.length} problem(s) — ${shown}${more}`;
 }

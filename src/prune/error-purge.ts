@@ -4,7 +4,7 @@
  * The decision is made at a flush; render only applies it.
  */
 import { type AssistantMessage, type ContextMessage, isAssistant } from "../session/messages.ts";
-import { callKeysOf, currentLoopStart } from "./occurrence.ts";
+import { callKeysOf, currentLoopStart, pairToolCalls } from "./occurrence.ts";
 import type { RenderPhase } from "./phase.ts";
 import { purgedArguments } from "./stub-text.ts";
 
@@ -32,7 +32,10 @@ function purgeIn(m: AssistantMessage, purged: ReadonlySet<string>): AssistantMes
 
 export const errorPurge: RenderPhase = (messages, { state }) => {
   if (state.frontier.purgedErrorKeys.length === 0) return messages;
-  const purged = new Set(state.frontier.purgedErrorKeys);
+  // Only calls this request answers: the marker names a ref, and recall finds a ref by its result.
+  const answered = new Set(pairToolCalls(messages).callKeyByResultIndex.values());
+  const purged = new Set(state.frontier.purgedErrorKeys.filter((k) => answered.has(k)));
+  if (purged.size === 0) return messages;
   const loopStart = currentLoopStart(messages);
   let out: ContextMessage[] | undefined;
   for (let i = 0; i < loopStart; i++) {

@@ -7,8 +7,14 @@
  * the loop's earlier batches (their tool results only; assistant messages, thinking and
  * signatures stay untouched, as the API requires). A flush never captures the batch the
  * model has not answered yet, so every output reaches the model raw at least once.
+ *
+ * Every ref a stub shows can be recalled: its own (the result it replaces is in the request,
+ * so recall finds it on the branch by that ref even without an index entry), and a ref it
+ * points at (batch summary carrier, alias target) only when this request answers that ref
+ * too — otherwise the stub carries the summary itself.
  */
-import { type ContextMessage, type ToolResultMessage, isToolResult } from "../session/messages.ts";
+import { type ContextMessage, type ToolResultMessage, isToolResult, isUser } from "../session/messages.ts";
+import type { KeeperState } from "../state/schema.ts";
 import { pairToolCalls } from "./occurrence.ts";
 import type { RenderPhase } from "./phase.ts";
 import { stubIndexOf } from "./stub-text.ts";
@@ -18,12 +24,16 @@ function isAlreadyStub(m: ToolResultMessage, text: string): boolean {
 }
 
 export const stubReplace: RenderPhase = (messages, { state }) => {
-  const { textByKey } = stubIndexOf(state);
+  const { textByKey, pointers } = stubIndexOf(state);
   if (textByKey.size === 0) return messages;
   const pairing = pairToolCalls(messages);
+  // Refs this request shows: a stub may point only at these (recall finds them by ref on the branch).
+  let shown: Set<string> | undefined;
+  const isShown = (ref: string) => (shown ??= refsInRequest(messages, state, pairing.callKeyByResultIndex.values())).has(ref);
   let out: ContextMessage[] | undefined;
   for (const [index, key] of pairing.callKeyByResultIndex) {
-    const text = textByKey.get(key);
+    const pointer = pointers.get(key);
+    const text = pointer !== undefined && !isShown(pointer.ref) ? pointer.standalone : textByKey.get(key);
     const m = messages[index];
     if (text === undefined || !isToolResult(m) || isAlreadyStub(m, text)) continue;
     out ??= messages.slice();
@@ -31,3 +41,17 @@ export const stubReplace: RenderPhase = (messages, { state }) => {
   }
   return out ?? messages;
 };
+
+/** Keys the request answers, plus the members of compressed chains it already shows collapsed. */
+function refsInRequest(messages: readonly ContextMessage[], state: KeeperState, answered: Iterable<string>): Set<string> {
+  const refs = new Set(answered);
+  const chains = state.frontier.compressedChains;
+  if (chains.length === 0) return refs;
+  const texts = new Set<string>();
+  for (const m of messages) {
+    if (!isUser(m) || !Array.isArray(m.content)) continue;
+    for (const block of m.content) if (block.type === "text") texts.add(block.text);
+  }
+  for (const c of chains) if (texts.has(c.text)) for (const k of c.memberKeys) refs.add(k);
+  return refs;
+}

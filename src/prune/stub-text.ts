@@ -11,6 +11,12 @@ export const STUB_PREFIX = "[context-keeper]";
 export interface StubIndex {
   /** Stubbed occurrence key -> the stub text its result renders as. */
   textByKey: Map<string, string>;
+  /**
+   * Keys whose stub points at another ref (the batch's summary carrier, an alias target) ->
+   * that ref, and the stub text to use instead when the request does not hold that ref (a
+   * stub never names a ref recall cannot produce, nor sends the model to a stub it cannot see).
+   */
+  pointers: Map<string, { ref: string; standalone: string }>;
 }
 
 function recordByCoveredKey(state: KeeperState): Map<string, SummaryRecord> {
@@ -37,6 +43,7 @@ export function stubIndexOf(state: KeeperState): StubIndex {
   const byKey = recordByCoveredKey(state);
   const stubbed = new Set(state.frontier.stubbedKeys);
   const textByKey = new Map<string, string>();
+  const pointers = new Map<string, { ref: string; standalone: string }>();
 
   for (const key of state.frontier.stubbedKeys) {
     const record = byKey.get(key);
@@ -45,17 +52,20 @@ export function stubIndexOf(state: KeeperState): StubIndex {
       continue;
     }
     const carrier = record.coveredKeys.find((k) => stubbed.has(k));
-    textByKey.set(
-      key,
-      carrier === key ? stubText(key, record.summary.text) : stubText(key, `see the stub of ref=${carrier} (same tool batch).`),
-    );
+    if (carrier === key || carrier === undefined) {
+      textByKey.set(key, stubText(key, record.summary.text));
+      continue;
+    }
+    textByKey.set(key, stubText(key, `see the stub of ref=${carrier} (same tool batch).`));
+    pointers.set(key, { ref: carrier, standalone: stubText(key, record.summary.text) });
   }
   for (const [key, target] of Object.entries(state.frontier.aliases)) {
     if (textByKey.has(key)) continue;
-    const record = byKey.get(target);
-    textByKey.set(key, stubText(key, record?.summary.text, ` (identical to the output of ref=${target})`));
+    const summary = byKey.get(target)?.summary.text;
+    textByKey.set(key, stubText(key, summary, ` (identical to the output of ref=${target})`));
+    pointers.set(key, { ref: target, standalone: stubText(key, summary) });
   }
-  const index = { textByKey };
+  const index = { textByKey, pointers };
   cache.set(state, index);
   return index;
 }

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { CapturedCall } from "../summarize/batch.ts";
 import { sha256Hex } from "../summarize/text-measure.ts";
-import { emptyRecallIndex, occurrencesOf, recallIndexSchema, recordOriginals, writeSpills } from "./recall-index.ts";
+import { emptyRecallIndex, occurrencesOf, recallIndexSchema, recordOriginals, withoutFailedSpills, writeSpills } from "./recall-index.ts";
 
 function captured(id: string, assistantTs: number, k: number, text: string, toolName = "bash"): CapturedCall {
   return { occurrenceKey: `${id}@${assistantTs}#${k}`, toolCallId: id, toolName, arguments: {}, resultText: text, isError: false, assistantTimestamp: assistantTs, resultTimestamp: assistantTs + 1 };
@@ -73,6 +73,35 @@ describe("recall index", () => {
       written.push([p, t]);
     });
     expect(written).toEqual([["/p1", "one"], ["/p2", "two"]]);
+  });
+
+  test("a failed spill write is reported, not thrown, and the other writes still happen", async () => {
+    const written: string[] = [];
+    const outcome = await writeSpills([{ path: "/p1", text: "one" }, { path: "/full", text: "two" }, { path: "/p3", text: "three" }], async (p) => {
+      if (p === "/full") throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+      written.push(p);
+    });
+    expect(written).toEqual(["/p1", "/p3"]);
+    expect(outcome.written).toEqual(["/p1", "/p3"]);
+    expect(outcome.failed).toEqual([{ path: "/full", error: "ENOSPC: no space left on device, write" }]);
+  });
+
+  test("entries whose spill failed keep their session-backed fields and lose only the spill", () => {
+    const big = "x".repeat(100);
+    const { index, spills } = recordOriginals(emptyRecallIndex(), {
+      calls: [captured("a", 1, 0, big), captured("b", 2, 0, "y".repeat(100)), captured("c", 3, 0, "small")],
+      spill: { thresholdBytes: 50, pathFor: (_c, sha) => `/spill/${sha}.txt` },
+    });
+    expect(spills).toHaveLength(2);
+    const failedPath = index.entries["a@1#0"].spillPath!;
+    const after = withoutFailedSpills(index, [{ path: failedPath, error: "EACCES" }]);
+    const { spillPath: _s, preview: _p, ...sessionBacked } = index.entries["a@1#0"];
+    expect(after.entries["a@1#0"]).toEqual(sessionBacked);
+    expect(after.entries["b@2#0"]).toEqual(index.entries["b@2#0"]);
+    expect(after.entries["c@3#0"]).toEqual(index.entries["c@3#0"]);
+    expect(recallIndexSchema.parse(after)).toEqual(after);
+    // nothing failed: the very same index
+    expect(withoutFailedSpills(index, [])).toBe(index);
   });
 
   test("occurrences of a repeated provider id come newest first", () => {

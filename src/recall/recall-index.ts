@@ -96,9 +96,51 @@ export function recordOriginals(
   return { index: { version: 1, entries }, spills };
 }
 
-/** Apply spill writes with an injected writer (e.g. `fs.promises.writeFile(path, text, "utf8")`). */
-export async function writeSpills(spills: readonly SpillWrite[], write: (path: string, text: string) => Promise<void>): Promise<void> {
-  for (const s of spills) await write(s.path, s.text);
+export interface SpillFailure {
+  path: string;
+  /** The writer's error message (e.g. `EACCES: permission denied, open …`). */
+  error: string;
+}
+
+export interface SpillOutcome {
+  written: string[];
+  failed: SpillFailure[];
+}
+
+/**
+ * Apply spill writes with an injected writer (e.g. `fs.promises.writeFile(path, text, "utf8")`).
+ * Never throws: a write that fails (a full disk, no permission, a file where the folder should
+ * be) is reported, and the others are still attempted. A spill is a second copy: the original
+ * stays in the session file, so a flush commits without it (see `withoutFailedSpills`).
+ */
+export async function writeSpills(spills: readonly SpillWrite[], write: (path: string, text: string) => Promise<void>): Promise<SpillOutcome> {
+  const outcome: SpillOutcome = { written: [], failed: [] };
+  for (const s of spills) {
+    try {
+      await write(s.path, s.text);
+      outcome.written.push(s.path);
+    } catch (error) {
+      outcome.failed.push({ path: s.path, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return outcome;
+}
+
+/**
+ * The index without the spill side of entries whose side file could not be written: they
+ * keep everything that finds and verifies the original in the session (sha256, size, ids).
+ * Returns the same index when nothing failed.
+ */
+export function withoutFailedSpills(index: RecallIndex, failed: readonly SpillFailure[]): RecallIndex {
+  if (failed.length === 0) return index;
+  const paths = new Set(failed.map((f) => f.path));
+  const entries = { ...index.entries };
+  for (const [key, entry] of Object.entries(entries)) {
+    if (entry.spillPath === undefined || !paths.has(entry.spillPath)) continue;
+    const { spillPath: _spill, preview: _preview, ...kept } = entry;
+    entries[key] = kept;
+  }
+  return { version: 1, entries };
 }
 
 function indexInMessage(occurrenceKey: string): number {

@@ -9,7 +9,7 @@ import type { Static } from "typebox";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_PAGE_CHARS, pageOf } from "./paging.ts";
-import { type ReadSpill, resolveOriginal } from "./original-source.ts";
+import { findResultByRef, type ReadSpill, resolveOriginal } from "./original-source.ts";
 import type { RecallEntry, RecallIndex } from "./recall-index.ts";
 import { lookupRecall } from "./recall-lookup.ts";
 
@@ -29,7 +29,7 @@ export interface RecallDetails {
   ref?: string;
   toolCallId?: string;
   toolName?: string;
-  source?: "session" | "spill";
+  source?: "session" | "spill" | "branch";
   start?: number;
   end?: number;
   totalChars?: number;
@@ -57,47 +57,24 @@ function failure(status: RecallStatus, text: string, extra: Partial<RecallDetail
   return { text, details: { status, ...extra }, isError: true };
 }
 
-export async function executeRecall(options: {
-  params: RecallParams;
-  store: RecallIndex;
-  branchMessages: readonly ContextMessage[];
-  readSpill?: ReadSpill;
-}): Promise<RecallResult> {
-  const { params, store } = options;
-  const lookup = lookupRecall(store, { ref: params.ref, toolCallId: params.toolCallId });
-  if (lookup.kind === "invalid") return failure("invalid", lookup.message);
-  if (lookup.kind === "ambiguous") {
-    const refs = lookup.entries.map((e) => e.occurrenceKey);
-    const text = [
-      `Tool call id "${lookup.toolCallId}" occurs ${lookup.entries.length} times in this session (providers can reuse ids). Call ${RECALL_TOOL_NAME} again with one of these refs (newest first):`,
-      ...lookup.entries.map(describeEntry),
-    ].join("\n");
-    return failure("ambiguous", text, { toolCallId: lookup.toolCallId, candidates: refs });
-  }
-  if (lookup.kind === "unknown") {
-    const total = Object.keys(store.entries).length;
-    const lines = [`No pruned output has ref or tool-call id "${lookup.query}".`];
-    if (lookup.nearMatches.length > 0) lines.push("Near matches:", ...lookup.nearMatches.map(describeEntry));
-    else lines.push(`No near matches among the ${total} pruned output(s) of this session.`);
-    return failure("unknown", lines.join("\n"), { candidates: lookup.nearMatches.map((e) => e.occurrenceKey) });
-  }
+interface Recovered {
+  ref: string;
+  toolCallId: string;
+  toolName: string;
+  text: string;
+  from: "session" | "spill" | "branch";
+}
 
-  const entry = lookup.entry;
-  const base = { ref: entry.occurrenceKey, toolCallId: entry.toolCallId, toolName: entry.toolName };
-  const original = await resolveOriginal({ entry, branchMessages: options.branchMessages, readSpill: options.readSpill });
-  if (!original.ok) {
-    const preview = entry.preview !== undefined ? `\nPreview of its start:\n${entry.preview}` : "";
-    return failure("unavailable", `Cannot recover ${entry.occurrenceKey}: ${original.reason}${preview}`, base);
-  }
-
+function pageResult(original: Recovered, params: RecallParams): RecallResult {
+  const base = { ref: original.ref, toolCallId: original.toolCallId, toolName: original.toolName };
   const offset = params.offset ?? 0;
   if (offset > 0 && offset >= original.text.length) {
-    return failure("invalid", `Offset ${offset} is past the end of ${entry.occurrenceKey} (${original.text.length} characters).`, base);
+    return failure("invalid", `Offset ${offset} is past the end of ${original.ref} (${original.text.length} characters).`, base);
   }
   const page = pageOf(original.text, offset, params.limit ?? DEFAULT_PAGE_CHARS);
   const more = page.nextOffset !== undefined ? `next offset ${page.nextOffset}` : "end of output";
   const header =
-    `[${RECALL_TOOL_NAME} ref=${entry.occurrenceKey} tool=${entry.toolName}] ` +
+    `[${RECALL_TOOL_NAME} ref=${original.ref} tool=${original.toolName}] ` +
     `chars ${page.start}-${page.end} of ${page.totalChars} (bytes ${page.startByte}-${page.endByte} of ${page.totalBytes}), ${more}`;
   return {
     text: `${header}\n${page.text}`,
@@ -116,6 +93,54 @@ export async function executeRecall(options: {
     },
     isError: false,
   };
+}
+
+/** The branch by ref, as a recovered original (or why not). */
+function fromBranch(branchMessages: readonly ContextMessage[], ref: string): { ok: true; original: Recovered } | { ok: false; reason: string } {
+  const found = findResultByRef(branchMessages, ref);
+  if (!found.ok) return found;
+  return { ok: true, original: { ref: ref.trim(), toolCallId: found.toolCallId, toolName: found.toolName, text: found.text, from: "branch" } };
+}
+
+export async function executeRecall(options: {
+  params: RecallParams;
+  store: RecallIndex;
+  branchMessages: readonly ContextMessage[];
+  readSpill?: ReadSpill;
+}): Promise<RecallResult> {
+  const { params, store } = options;
+  const lookup = lookupRecall(store, { ref: params.ref, toolCallId: params.toolCallId });
+  if (lookup.kind === "invalid") return failure("invalid", lookup.message);
+  if (lookup.kind === "ambiguous") {
+    const refs = lookup.entries.map((e) => e.occurrenceKey);
+    const text = [
+      `Tool call id "${lookup.toolCallId}" occurs ${lookup.entries.length} times in this session (providers can reuse ids). Call ${RECALL_TOOL_NAME} again with one of these refs (newest first):`,
+      ...lookup.entries.map(describeEntry),
+    ].join("\n");
+    return failure("ambiguous", text, { toolCallId: lookup.toolCallId, candidates: refs });
+  }
+  if (lookup.kind === "unknown") {
+    // Not indexed (entries lost, or skipped as unreadable): the ref alone finds the original on the branch.
+    const branch = fromBranch(options.branchMessages, lookup.query);
+    if (branch.ok) return pageResult(branch.original, params);
+    const total = Object.keys(store.entries).length;
+    const lines = [
+      `No pruned output has ref or tool-call id "${lookup.query}": it is not in the recall index (${total} entries), and the branch cannot supply it (${branch.reason}).`,
+    ];
+    if (lookup.nearMatches.length > 0) lines.push("Near matches:", ...lookup.nearMatches.map(describeEntry));
+    else lines.push(`No near matches among the ${total} pruned output(s) of this session.`);
+    return failure("unknown", lines.join("\n"), { candidates: lookup.nearMatches.map((e) => e.occurrenceKey) });
+  }
+
+  const entry = lookup.entry;
+  const base = { ref: entry.occurrenceKey, toolCallId: entry.toolCallId, toolName: entry.toolName };
+  const original = await resolveOriginal({ entry, branchMessages: options.branchMessages, readSpill: options.readSpill });
+  if (original.ok) return pageResult({ ...base, text: original.text, from: original.from }, params);
+  // The index entry matches nothing (a wrong field, a lost spill): the ref still names the result on the branch.
+  const branch = fromBranch(options.branchMessages, entry.occurrenceKey);
+  if (branch.ok) return pageResult(branch.original, params);
+  const preview = entry.preview !== undefined ? `\nPreview of its start:\n${entry.preview}` : "";
+  return failure("unavailable", `Cannot recover ${entry.occurrenceKey}: ${original.reason} Looked up by its ref: ${branch.reason}.${preview}`, base);
 }
 
 export interface RecallToolDeps {

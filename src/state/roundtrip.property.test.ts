@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
+import { atomicFlushEntry, frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
+import { restoreRecallIndex } from "../recall/recall-entries.ts";
+import type { RecallIndex } from "../recall/recall-index.ts";
 import type { Frontier, Stats, SummaryRecord } from "./schema.ts";
 
 // Keys are occurrence / batch keys (`id@ts#n`); a bare `__proto__` can never be one.
@@ -70,6 +72,42 @@ describe("persisted state round-trips through Pi custom entries (JSON)", () => {
         expect(state.stats).toEqual(json(s));
       }),
       { numRuns: 200 },
+    );
+  });
+
+  const recallEntry = fc.record({
+    toolCallId: fc.stringMatching(/^[A-Za-z_0-9]{1,8}$/),
+    ts: fc.integer({ min: 0, max: 2 ** 40 }),
+    toolName: fc.string(),
+    isError: fc.boolean(),
+    bytes: count,
+    chars: count,
+    sha256: fc.stringMatching(/^[0-9a-f]{64}$/),
+    spill: fc.option(fc.record({ spillPath: fc.string(), preview: fc.string() }), { nil: undefined }),
+  });
+
+  test("the atomic flush entry carries the same state and recall as the separate entries, every field", () => {
+    fc.assert(
+      fc.property(frontier, fc.array(record, { maxLength: 3 }), stats, fc.array(recallEntry, { maxLength: 3 }), (f, rs, s, recs) => {
+        const json = <T>(x: T): T => JSON.parse(JSON.stringify(x));
+        const recall: RecallIndex = { version: 1, entries: {} };
+        for (const r of recs) {
+          const key = `${r.toolCallId}@${r.ts}#0`;
+          recall.entries[key] = { occurrenceKey: key, toolCallId: r.toolCallId, toolName: r.toolName, timestamp: r.ts + 1, assistantTimestamp: r.ts, isError: r.isError, bytes: r.bytes, chars: r.chars, sha256: r.sha256, ...r.spill };
+        }
+        const separate = [...rs.map(summaryEntry), frontierEntry(f), statsEntry(s)];
+        const atomic = atomicFlushEntry(separate, recall);
+        const fromAtomic = restoreState([atomic].map(asPiEntry));
+        const fromSeparate = restoreState(separate.map(asPiEntry));
+        expect(fromAtomic.diagnostics).toEqual([]);
+        expect(fromAtomic.state).toEqual(fromSeparate.state);
+        expect(fromAtomic.state.frontier).toEqual(json(f));
+        expect(fromAtomic.state.stats).toEqual(json(s));
+        const recalled = restoreRecallIndex([atomic].map(asPiEntry));
+        expect(recalled.diagnostics).toEqual([]);
+        expect(recalled.index).toEqual(json(recall));
+      }),
+      { numRuns: 150 },
     );
   });
 });

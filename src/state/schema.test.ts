@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { z } from "zod";
-import { decodeWith, encodeWith, frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
+import { atomicFlushEntry, decodeWith, encodeWith, frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
 import { FrontierSchema, emptyFrontier, emptyState } from "./schema.ts";
 import { fullFrontier, fullRecord, fullStats } from "../../test/support/state/fixtures.ts";
 
@@ -52,8 +52,10 @@ describe("restoreState", () => {
     const entries = [
       { type: "message", message: { role: "user" } },
       { type: "custom", customType: "someone-else", data: { x: 1 } },
-      { type: "custom", id: "old1", customType: "context-keeper/frontier", data: { ...fullFrontier, version: 0 } },
+      // superseded by the good one after it: never decoded, never reported
+      { type: "custom", id: "older", customType: "context-keeper/frontier", data: { ...fullFrontier, stubbedKeys: "nope" } },
       good,
+      { type: "custom", id: "old1", customType: "context-keeper/frontier", data: { ...fullFrontier, version: 0 } },
       { type: "custom", id: "bad2", customType: "context-keeper/summary", data: { batchKey: 3 } },
       { type: "custom", id: "bad3", customType: "context-keeper/stats", data: null },
       null,
@@ -63,10 +65,11 @@ describe("restoreState", () => {
     expect(state.frontier).toEqual(fullFrontier);
     expect(state.summaries).toEqual({});
     expect(diagnostics.length).toBe(3);
-    expect(diagnostics[0]).toContain("context-keeper/frontier entry old1");
-    expect(diagnostics[0]).toContain("version");
-    expect(diagnostics[1]).toContain("entry bad2");
-    expect(diagnostics[2]).toContain("entry bad3");
+    const about = (id: string) => diagnostics.find((d) => d.includes(`entry ${id}`));
+    expect(about("old1")).toContain("context-keeper/frontier entry old1: format version 0");
+    expect(about("bad2")).toBeDefined();
+    expect(about("bad3")).toBeDefined();
+    expect(about("older")).toBeUndefined();
   });
 
   test("a corrupt frontier after a good one keeps the good one", () => {
@@ -81,5 +84,43 @@ describe("restoreState", () => {
 
   test("encoding an invalid in-memory value throws (a programming error, caught before it is persisted)", () => {
     expect(() => frontierEntry({ ...fullFrontier, flushSeq: -1 })).toThrow();
+  });
+});
+
+describe("the atomic flush entry", () => {
+  const asPi = (e: { customType: string; data: unknown }, id: string) => JSON.parse(JSON.stringify({ type: "custom", id, ...e }));
+
+  test("reads beside the older separate entries, in branch order", () => {
+    const f2 = { ...fullFrontier, flushSeq: 8, stubbedKeys: ["z@9#0"] };
+    const r2 = { ...fullRecord, batchKey: "batch:q@5", summary: { ...fullRecord.summary, batchKey: "batch:q@5" }, flushSeq: 8 };
+    const entries = [
+      asPi(summaryEntry(fullRecord), "s1"),
+      asPi(frontierEntry(fullFrontier), "f1"),
+      asPi(statsEntry(fullStats), "t1"),
+      asPi(atomicFlushEntry([summaryEntry(r2), frontierEntry(f2), statsEntry({ ...fullStats, flushes: 4 })]), "x2"),
+    ];
+    const { state, diagnostics } = restoreState(entries);
+    expect(diagnostics).toEqual([]);
+    expect(state.frontier).toEqual(f2);
+    expect(Object.keys(state.summaries).sort()).toEqual(["batch:a@1", "batch:q@5"]);
+    expect(state.stats.flushes).toBe(4);
+  });
+
+  test("one bad part costs only itself; a newer version is skipped whole, saying so", () => {
+    const good = atomicFlushEntry([summaryEntry(fullRecord), frontierEntry(fullFrontier), statsEntry(fullStats)]);
+    const data = JSON.parse(JSON.stringify(good.data));
+    data.stats.flushes = -1;
+    const partly = restoreState([{ type: "custom", id: "p1", customType: good.customType, data }]);
+    expect(partly.state.frontier).toEqual(fullFrontier);
+    expect(partly.state.summaries).toEqual({ [fullRecord.batchKey]: fullRecord });
+    expect(partly.state.stats).toEqual(emptyState().stats);
+    expect(partly.diagnostics).toEqual([expect.stringContaining("skipped context-keeper/flush entry p1 (stats): flushes")]);
+    const newer = restoreState([{ type: "custom", id: "n1", customType: good.customType, data: { ...data, version: 2 } }]);
+    expect(newer.state).toEqual(emptyState());
+    expect(newer.diagnostics).toEqual([expect.stringContaining("version 2")]);
+  });
+
+  test("only keeper state entries fold into it", () => {
+    expect(() => atomicFlushEntry([{ customType: "context-keeper/recall" as never, data: {} }])).toThrow(/cannot be folded/);
   });
 });

@@ -4,19 +4,23 @@
  * adding a field here is all it takes for it to survive a reload (no field lists
  * elsewhere).
  *
- * Three custom entry types, each written as Pi `custom` entries (`{customType, data}`):
+ * Custom entry types, each written as Pi `custom` entries (`{customType, data}`):
  * - frontier: a full snapshot after each flush; the latest on the branch wins.
  * - summary:  one entry per summarized batch; all of them on the branch accumulate.
  * - stats:    a cumulative snapshot after each flush; the latest wins.
+ * - flush:    all of one flush in one entry (its summaries, frontier, stats and recall delta),
+ *             so a crash between appends can no longer tear a flush. Read like the three above.
  */
 import { z } from "zod";
+import { recallIndexSchema } from "../recall/recall-index.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
 
 export const CUSTOM_TYPE_FRONTIER = "context-keeper/frontier";
 export const CUSTOM_TYPE_SUMMARY = "context-keeper/summary";
 export const CUSTOM_TYPE_STATS = "context-keeper/stats";
+export const CUSTOM_TYPE_FLUSH = "context-keeper/flush";
 
-export const KEEPER_CUSTOM_TYPES = [CUSTOM_TYPE_FRONTIER, CUSTOM_TYPE_SUMMARY, CUSTOM_TYPE_STATS] as const;
+export const KEEPER_CUSTOM_TYPES = [CUSTOM_TYPE_FRONTIER, CUSTOM_TYPE_SUMMARY, CUSTOM_TYPE_STATS, CUSTOM_TYPE_FLUSH] as const;
 export type KeeperCustomType = (typeof KEEPER_CUSTOM_TYPES)[number];
 
 export const STATE_VERSION = 1;
@@ -111,6 +115,21 @@ export const StatsSchema = z.object({
   summarizerCost: z.number(),
 });
 export type Stats = z.infer<typeof StatsSchema>;
+
+/**
+ * One flush, atomically: one JSONL line, so it lands whole or not at all. `frontier` is absent
+ * only for a flush that changed nothing but the summaries; `stats` is absent for a frontier-only
+ * flush (cache discipline moving its frozen boundary); `recall` holds the occurrences the
+ * flush indexed. Restore reads each part through its own schema, so one bad part costs only itself.
+ */
+export const FlushRecordSchema = z.object({
+  version: z.literal(STATE_VERSION),
+  summaries: z.array(SummaryRecordSchema),
+  frontier: FrontierSchema.optional(),
+  stats: StatsSchema.optional(),
+  recall: recallIndexSchema.optional(),
+});
+export type FlushRecord = z.infer<typeof FlushRecordSchema>;
 
 /** Everything the render pipeline and the flush planner read. */
 export interface KeeperState {

@@ -52,8 +52,9 @@ function unicodeFile(): string {
   return lines.join("\n") + "\n";
 }
 
+/** Until the n-th flush has set its status line (`keeper: context Xk → Yk`, set at the end of every flush that changed the context). */
 const flushed = (n: number): RpcStep => ({
-  waitFor: (r: RpcRecord) => r.method === "setStatus" && Number(/· (\d+) flushes/.exec(String(r.statusText ?? ""))?.[1] ?? 0) >= n,
+  waitFor: (_r: RpcRecord, all: readonly RpcRecord[]) => all.filter((x) => x.method === "setStatus" && String(x.statusText ?? "").startsWith("keeper: context ")).length >= n,
   timeoutMs: 10_000,
 });
 
