@@ -27,6 +27,14 @@ export const KEEPER_ARMS: readonly Arm[] = [
   keeperOff("no-discipline", "cache discipline off", { cache: { discipline: false } }),
   keeperOff("extractive", "summaries never from a model", { summarizer: { mode: "extractive" } }),
   keeperOff("model", "summaries always from a model", { summarizer: { mode: "model" } }),
+  keeperOff("chains-1", "chains collapse one prompt later", { pruning: { chainCompression: { rollingWindow: 1 } } }),
+  keeperOff("chains-3", "chains collapse three prompts later", { pruning: { chainCompression: { rollingWindow: 3 } } }),
+  keeperOff("think-1", "thinking kept for the last turn only", { thinkingStrip: { keepLastTurns: 1 } }),
+  keeperOff("think-16", "thinking kept for the last 16 turns", { thinkingStrip: { keepLastTurns: 16 } }),
+  keeperOff("aligned", "chains one prompt later, thinking of the last turn only", {
+    pruning: { chainCompression: { rollingWindow: 1 } },
+    thinkingStrip: { keepLastTurns: 1 },
+  }),
 ];
 
 export const BARE_ARM: Arm = { name: "bare", keeper: false, description: "Pi without extensions" };

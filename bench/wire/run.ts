@@ -5,10 +5,12 @@
  *
  *   bun run bench/wire/run.ts [--seeds 101,102,103] [--arms bare,pi-condense,keeper,no-budget,no-strip]
  *                             [--prompts 6] [--steps 10-15] [--condense <dir>] [--json <file>] [--dump <dir>]
+ *                             [--keeper <dir>]   (load another checkout of this extension in the keeper arms, for A/B)
  */
 import { writeFileSync } from "node:fs";
 import { REPO_ROOT, runPi } from "../../test/support/pi-runner.ts";
 import { generateScenario } from "../../test/support/scenario.ts";
+import { formatHeadlineFidelity, measureFidelity } from "../../test/analysis/fidelity.ts";
 import { DEFAULT_ARM_NAMES, findCondense, selectArms, type Arm } from "./arms.ts";
 import { measureRun, type RunMeasure } from "./measure.ts";
 import { benchSideRouter } from "./side-router.ts";
@@ -26,7 +28,11 @@ const seeds = (arg("seeds") ?? DEFAULT_SEEDS.join(",")).split(",").map(Number);
 const prompts = Number(arg("prompts") ?? 6);
 const [minSteps, maxSteps] = (arg("steps") ?? "10-15").split("-").map(Number);
 const condenseDir = findCondense(REPO_ROOT, arg("condense"));
+const keeperDir = arg("keeper");
 const arms = selectArms((arg("arms") ?? DEFAULT_ARM_NAMES.join(",")).split(","), condenseDir, (s) => console.log(`notice: ${s}`));
+
+/** Output-path fidelity of this extension's defaults, replayed over the bare arm's session (a generated session). */
+const fidelityBySeed = new Map<number, string>();
 
 async function runArm(arm: Arm, seed: number): Promise<RunMeasure & { seconds: number }> {
   const scenario = generateScenario({ seed, prompts, stepsPerPrompt: [minSteps, maxSteps], files: 12, fileBytes: [2048, 12288], thinkingChars: [200, 1200] });
@@ -35,10 +41,10 @@ async function runArm(arm: Arm, seed: number): Promise<RunMeasure & { seconds: n
     script: scenario.steps,
     files: scenario.files,
     sideRouter: benchSideRouter,
-    extension: arm.keeper,
+    extension: arm.keeper && !keeperDir,
     ...(arm.contextKeeper ? { contextKeeper: arm.contextKeeper } : {}),
     ...(arm.settings ? { settings: arm.settings } : {}),
-    args: (arm.extensions ?? []).flatMap((e) => ["-e", e]),
+    args: [...(arm.keeper && keeperDir ? [keeperDir] : []), ...(arm.extensions ?? [])].flatMap((e) => ["-e", e]),
     // The fake server bills every thinking block it is sent, as Sonnet 4.6+ and Opus 4.5+ do.
     model: { id: BENCH_MODEL },
     thinking: "medium",
@@ -49,6 +55,10 @@ async function runArm(arm: Arm, seed: number): Promise<RunMeasure & { seconds: n
     const last = run.mainRequests[run.mainRequests.length - 1];
     writeFileSync(`${dump}/${seed}-${arm.name}-last.json`, JSON.stringify(last?.body ?? null, null, 1));
     writeFileSync(`${dump}/${seed}-${arm.name}-usage.json`, JSON.stringify(run.requests.map((r) => ({ kind: r.kind, status: r.status, n: r.body.messages.length, last: JSON.stringify(r.body.messages[r.body.messages.length - 1]).slice(0, 300), usage: r.response?.usage, error: r.errorMessage })), null, 0));
+  }
+  if (arm.name === "bare" && run.sessionEntries.length > 0) {
+    const report = measureFidelity({ sessionText: run.sessionEntries.map((e) => JSON.stringify(e)).join("\n"), file: `seed-${seed}` });
+    fidelityBySeed.set(seed, `${formatHeadlineFidelity(report)} (${report.prunedBatches} pruned batches, replayed with extractive summaries)`);
   }
   if (run.timedOut) console.log(`  warning: ${arm.name} seed ${seed} timed out`);
   const exhausted = run.server.exhaustedCount();
@@ -67,5 +77,6 @@ for (const seed of seeds) {
 }
 console.log(`\n${prompts} prompts × ${minSteps}–${maxSteps} steps, 200k window, seeds ${seeds.join(", ")}; ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 console.log(formatTable(results));
+for (const [seed, line] of fidelityBySeed) console.log(`seed ${seed}: ${line}`);
 const json = arg("json");
 if (json) writeFileSync(json, JSON.stringify({ seeds, prompts, steps: [minSteps, maxSteps], arms: arms.map((a) => ({ name: a.name, description: a.description })), results }, null, 2));
