@@ -3,6 +3,7 @@
  * what to capture, and the plan once summaries exist. Effects (the summarizer call,
  * session writes) belong to the caller.
  */
+import { budgetTriggerFiresFor } from "../flush/budget-trigger.ts";
 import { captureBatches, type CaptureResult } from "../flush/capture.ts";
 import { planFlush, type BoundaryHook, type FlushPlan, type ThinkingBoundaryFn } from "../flush/plan.ts";
 import type { ContextMessage } from "../session/messages.ts";
@@ -60,14 +61,8 @@ export interface BudgetTriggerInput {
   contextWindow: number;
 }
 
-/**
- * Mid-loop flush trigger: fires once the context has grown by a fraction of the window
- * since the last flush, capped in absolute tokens so it still fires on 1M-token windows.
- */
+/** Mid-loop flush trigger of the live extension: `src/flush/budget-trigger.ts` on the user's settings. */
 export function budgetTriggerFires(input: BudgetTriggerInput): boolean {
-  const b = input.settings.pruning.budgetTrigger;
-  if (!input.settings.enabled || !input.settings.pruning.enabled || !b.enabled) return false;
-  if (!(input.contextWindow > 0) || !(input.contextTokens >= 0)) return false;
-  const budget = Math.min(b.fraction * input.contextWindow, b.maxTokens);
-  return input.contextTokens - input.tokensAtLastFlush >= budget;
+  if (!input.settings.enabled || !input.settings.pruning.enabled) return false;
+  return budgetTriggerFiresFor({ ...input, trigger: input.settings.pruning.budgetTrigger });
 }

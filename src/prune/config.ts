@@ -25,11 +25,11 @@ export interface ChainCompressionConfig {
 export interface BudgetTriggerConfig {
   enabled: boolean;
   /**
-   * Flush mid-run (at a `turn_end`) once the context has grown by this fraction of the
-   * model's window since the last flush ... (see `budgetTriggerFires` in `src/keeper/flush.ts`)
+   * Flush mid-run (at a `turn_end`) once the context fills this fraction of the model's
+   * window ... (see `src/flush/budget-trigger.ts`)
    */
   fraction: number;
-  /** ... or by this many tokens, whichever is lower (keeps the trigger alive on 1M windows). */
+  /** ... or this many tokens, whichever is lower (keeps the trigger alive on 1M windows). */
   maxTokens: number;
 }
 
@@ -60,5 +60,5 @@ export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   protectedPaths: [],
   errorPurge: { enabled: true, cooldownTurns: 4 },
   chainCompression: { enabled: true, rollingWindow: 3 },
-  budgetTrigger: { enabled: true, fraction: 0.25, maxTokens: 60_000 },
+  budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 150_000 },
 };

@@ -5,9 +5,9 @@
  * Flush points (where the live extension flushes):
  * - request end: the previous user request finished (its final assistant message came, then
  *   a new user prompt). The flush sees the branch up to, not including, the new prompt;
- * - budget trigger: inside a tool loop (the context ends with a tool result), once the
- *   messages added since the last flush reach min(fraction × context window, maxTokens)
- *   tokens (characters / 4, Pi's own estimate). The flush sees the whole context.
+ * - budget trigger: inside a tool loop (the context ends with a tool result), when
+ *   `src/flush/budget-trigger.ts` fires for the raw branch's tokens (characters / 4, Pi's own
+ *   estimate) and those older than the last flush. The flush sees the whole context.
  * A flush captures the finished batches (`captureBatches`), summarizes them as the live
  * extension would (`summarizer.mode`; under `auto`, `chooseSummarySource` with the request
  * horizon of the recorded request times decides per batch: the injected deterministic
@@ -31,6 +31,7 @@ import type { WireRequestBody } from "../cache/wire-types.ts";
 import type { PreviousSeam } from "../discipline/seam-placement.ts";
 import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
 import type { GateLogEntry } from "../discipline/schema.ts";
+import { budgetTriggerFiresFor } from "../flush/budget-trigger.ts";
 import type { BoundaryHook } from "../flush/plan.ts";
 import { planDisciplinedFlush, type CacheSettings, type DisciplineFacts } from "../keeper/discipline.ts";
 import type { PruneConfig } from "../prune/config.ts";
@@ -155,8 +156,13 @@ export function tokensAddedSince(messages: readonly ContextMessage[], since: num
   return Math.ceil(chars / 4);
 }
 
-export function budgetTriggerTokens(config: PruneConfig, contextWindow: number): number {
-  return Math.min(config.budgetTrigger.fraction * contextWindow, config.budgetTrigger.maxTokens);
+/** Whether the budget trigger fires for a context of `contextTokens`, `tokensAtLastFlush` of them there at the last flush. */
+export type BudgetCheck = (contextTokens: number, tokensAtLastFlush: number) => boolean;
+
+/** The replay's budget check: `src/flush/budget-trigger.ts` on the replay's config and the request's window. */
+export function budgetCheckFor(config: PruneConfig, contextWindow: number): BudgetCheck | undefined {
+  if (!config.budgetTrigger.enabled) return undefined;
+  return (contextTokens, tokensAtLastFlush) => budgetTriggerFiresFor({ trigger: config.budgetTrigger, contextTokens, tokensAtLastFlush, contextWindow });
 }
 
 export interface FlushPoint {
@@ -169,7 +175,7 @@ const newestTimestamp = (messages: readonly ContextMessage[]) =>
   messages.reduce((t, m) => Math.max(t, timestampOf(m) ?? Number.NEGATIVE_INFINITY), Number.NEGATIVE_INFINITY);
 
 /** Where (if at all) the live extension would have flushed before this request went out. */
-export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budgetTokens: number | undefined): FlushPoint | undefined {
+export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budget: BudgetCheck | undefined): FlushPoint | undefined {
   let lastAssistant = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (isAssistant(messages[i])) {
@@ -183,8 +189,10 @@ export function flushPointOf(messages: ContextMessage[], state: KeeperReplayStat
     if (prompt >= 0 && ended > state.flushedThrough) return { reason: "request-end", branch: messages.slice(0, prompt) };
   }
   const last = messages[messages.length - 1];
-  if (budgetTokens !== undefined && last && isToolResult(last) && tokensAddedSince(messages, state.flushedThrough) >= budgetTokens) {
-    return { reason: "budget", branch: messages };
+  if (budget && last && isToolResult(last)) {
+    // The raw branch stands in for Pi's usage estimate: its tokens now, and those older than the last flush.
+    const contextTokens = tokensAddedSince(messages, Number.NEGATIVE_INFINITY);
+    if (budget(contextTokens, contextTokens - tokensAddedSince(messages, state.flushedThrough))) return { reason: "budget", branch: messages };
   }
   return undefined;
 }
@@ -265,9 +273,8 @@ export function stepKeeperReplay(
   deps: KeeperReplayDeps,
 ): { state: KeeperReplayState; rendered: ContextMessage[] } {
   if (!deps.config.enabled) return { state, rendered: request.messages };
-  const trigger = deps.config.prune.budgetTrigger;
   const window = (deps.contextWindow ?? (() => DEFAULT_CONTEXT_WINDOW))(request.info);
-  const budget = trigger.enabled ? budgetTriggerTokens(deps.config.prune, window) : undefined;
+  const budget = budgetCheckFor(deps.config.prune, window);
   const point = flushPointOf(request.messages, state, budget);
   const facts = deps.discipline ? replayCacheFacts(state, request, window) : undefined;
   let next = state;

@@ -38,21 +38,23 @@ export const keeperSettingsSchema = z.object({
     }),
     budgetTrigger: z.object({
       enabled: z.boolean().default(true),
-      /** Flush inside a long tool loop once this fraction of the context window has been added since the last flush. */
-      fraction: z.number().gt(0).lte(1).default(0.25),
-      /** Cap in tokens, so the trigger still fires on 1M-token windows. */
-      maxTokens: positiveInt.default(60000),
+      /** Flush inside a long tool loop once the context fills this fraction of the window (and grew by a quarter of that since the last flush; src/flush/budget-trigger.ts). */
+      fraction: z.number().gt(0).lte(1).default(0.5),
+      /** Cap on that threshold in tokens, so the trigger still fires on 1M-token windows. */
+      maxTokens: positiveInt.default(150000),
     }),
   }),
   summarizer: z.object({
     /** `""` uses the session model; otherwise `provider/model-id`. */
     model: z.string().default(""),
     /**
-     * `auto`: ask the model for a batch only when the requests expected to read it repay the call
-     * (src/summarize/summary-choice.ts), else the deterministic summary; `model`: always ask;
-     * `extractive`: never call a model.
+     * `extractive` (default): never call a model — the deterministic summary, at no cost and with
+     * no late rewrite; `auto`: ask the model for a batch only when the requests expected to read it
+     * repay the call (src/summarize/summary-choice.ts); `model`: always ask. On the wire benchmark
+     * (bench/wire) `extractive` was cheaper than `auto` on every seed and never rewrote the cache
+     * inside a tool loop (a model summary can land after the next prompt has started).
      */
-    mode: z.enum(["auto", "model", "extractive"]).default("auto"),
+    mode: z.enum(["auto", "model", "extractive"]).default("extractive"),
     idleTimeoutMs: positiveInt.default(20000),
     ceilingTimeoutMs: positiveInt.default(90000),
   }),
