@@ -59,7 +59,7 @@ export function condenseArm(dir: string): Arm {
   };
 }
 
-export const DEFAULT_ARM_NAMES = ["bare", "pi-condense", "keeper", "no-budget", "no-strip"];
+export const DEFAULT_ARM_NAMES = ["bare", "pi-condense", "keeper", "auto", "no-strip", "no-chains", "no-discipline"];
 
 /** The arms named, in the order named; pi-condense is dropped (with a notice) when absent. */
 export function selectArms(names: readonly string[], condenseDir: string | undefined, notice: (s: string) => void): Arm[] {

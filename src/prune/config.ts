@@ -59,6 +59,6 @@ export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   protectedTools: [RECALL_TOOL_NAME],
   protectedPaths: [],
   errorPurge: { enabled: true, cooldownTurns: 4 },
-  chainCompression: { enabled: true, rollingWindow: 3 },
+  chainCompression: { enabled: true, rollingWindow: 1 },
   budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 150_000 },
 };

@@ -33,8 +33,8 @@ export const keeperSettingsSchema = z.object({
     }),
     chainCompression: z.object({
       enabled: z.boolean().default(true),
-      /** Closed tool chains older than this many user prompts collapse into one summary message. */
-      rollingWindow: positiveInt.default(3),
+      /** Closed tool chains older than this many user prompts collapse into one message of call lines. 1: the chain of a request collapses at the flush after the next one, next to that flush's stubs (bench/wire: cheaper than 3 on every tuned seed). */
+      rollingWindow: positiveInt.default(1),
     }),
     budgetTrigger: z.object({
       enabled: z.boolean().default(true),
@@ -66,8 +66,8 @@ export const keeperSettingsSchema = z.object({
   }),
   thinkingStrip: z.object({
     mode: z.enum(["auto", "off", "flush-gated"]).default("auto"),
-    /** Presets 4/8/16/32/64; any integer ≥ 1 works (0 is clamped to 1). */
-    keepLastTurns: nonNegativeInt.default(16),
+    /** Presets 1/4/8/16/32/64; any integer ≥ 1 works (0 is clamped to 1). 1: the strip rewrites what the flush's stubs rewrite anyway (src/thinking/keep-last-turns.ts). */
+    keepLastTurns: nonNegativeInt.default(1),
   }),
   compaction: z.object({
     /** Background compaction (also controlled by PI_ASYNC_PREFIX_COMPACTION). */
