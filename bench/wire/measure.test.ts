@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { RecordedRequest, WireMessage } from "../../test/support/fake-anthropic/types.ts";
 import { fakeSummaryOf, splitCalls } from "./fake-summary.ts";
 import { measureRun } from "./measure.ts";
-import { formatTable, rowsOf } from "./table.ts";
+import { checkGoals, formatTable, rowsOf } from "./table.ts";
 
 let seq = 0;
 function req(kind: "main" | "side", messages: WireMessage[], usage: [number, number, number, number], status = 200): RecordedRequest {
@@ -71,6 +71,30 @@ describe("bench measure", () => {
     expect(rows[2].costVsCondense).toBe(1);
     expect(rows[3].costVsBare).toBeUndefined();
     expect(formatTable([{ seed: 1, arm: "bare", measure: base }])).toContain("| 1 | bare | 1.000 |");
+  });
+});
+
+describe("goals", () => {
+  test("each goal is checked against the same seed's arms, and can be missed", () => {
+    const m = (cost: number, context: number, extra: Partial<ReturnType<typeof measureRun>> = {}) => ({
+      ...measureRun([req("main", [prompt], [0, 0, context, 1])]),
+      cost,
+      ...extra,
+    });
+    const results = [
+      { seed: 1, arm: "bare", measure: m(1000, 1000) },
+      { seed: 1, arm: "pi-condense", measure: m(600, 300) },
+      { seed: 1, arm: "keeper", measure: m(390, 250) },
+      { seed: 2, arm: "bare", measure: m(1000, 1000) },
+      { seed: 2, arm: "pi-condense", measure: m(600, 300) },
+      { seed: 2, arm: "keeper", measure: m(500, 350, { bustsInLoop: 1 }) },
+    ];
+    const [one, two] = checkGoals(results);
+    expect(one.missed).toEqual([]);
+    expect(one.met).toHaveLength(6);
+    expect(two.missed).toEqual(["cost ≤ 0.80× pi-condense", "cost ≤ 0.40× bare", "final context ≤ pi-condense's", "0 busts in tool loops"]);
+    // without a pi-condense arm its goals are neither met nor missed
+    expect(checkGoals(results.filter((r) => r.arm !== "pi-condense"))[0].met).not.toContain("cost ≤ 0.80× pi-condense");
   });
 });
 

@@ -22,7 +22,7 @@ import { formatHeadlineFidelity, measureFidelity } from "../../test/analysis/fid
 import { DEFAULT_ARM_NAMES, findCondense, selectArms, type Arm } from "./arms.ts";
 import { measureRun, type RunMeasure } from "./measure.ts";
 import { benchSideRouter } from "./side-router.ts";
-import { formatTable, type ArmResult } from "./table.ts";
+import { checkGoals, formatGoals, formatTable, type ArmResult } from "./table.ts";
 
 /** Held out: the defaults were tuned on seeds 101 and 102 only. */
 export const DEFAULT_SEEDS = [201, 202, 203];
@@ -86,6 +86,7 @@ for (const seed of seeds) {
 }
 console.log(`\n${prompts} prompts × ${minSteps}–${maxSteps} steps, 200k window, seeds ${seeds.join(", ")}; ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 console.log(formatTable(results));
+console.log(`\ngoals (issue #11), keeper arm:\n${formatGoals(checkGoals(results))}\n`);
 for (const [seed, line] of fidelityBySeed) console.log(`seed ${seed}: ${line}`);
 const json = arg("json");
 if (json) writeFileSync(json, JSON.stringify({ seeds, prompts, steps: [minSteps, maxSteps], arms: arms.map((a) => ({ name: a.name, description: a.description })), results }, null, 2));

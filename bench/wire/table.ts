@@ -61,3 +61,36 @@ export function formatTable(results: readonly ArmResult[]): string {
   const out = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...lines.map((l) => `| ${l.join(" | ")} |`)];
   return out.join("\n") + "\n\n(final ctx in tokens; tool results / thinking / user text in characters of the last request)";
 }
+
+/** Issue #11's goals for the keeper arm against the same seed's bare and pi-condense arms. */
+export interface GoalCheck {
+  seed: number;
+  met: string[];
+  missed: string[];
+}
+
+export function checkGoals(results: readonly ArmResult[], arm = "keeper"): GoalCheck[] {
+  const rows = rowsOf(results);
+  return rows
+    .filter((r) => r.arm === arm)
+    .map((r) => {
+      const condense = rows.find((c) => c.seed === r.seed && c.arm === "pi-condense");
+      const goals: Array<[string, boolean | undefined]> = [
+        ["cost ≤ 0.80× pi-condense", r.costVsCondense === undefined ? undefined : r.costVsCondense <= 0.8],
+        ["cost ≤ 0.40× bare", r.costVsBare === undefined ? undefined : r.costVsBare <= 0.4],
+        ["final context ≤ pi-condense's", condense ? r.m.finalContextTokens <= condense.m.finalContextTokens : undefined],
+        ["0 busts in tool loops", r.m.bustsInLoop === 0],
+        ["≤ 1 rewrite per user prompt", r.m.maxBustsPerPrompt <= 1],
+        ["no refused request", r.m.refused === 0],
+      ];
+      return {
+        seed: r.seed,
+        met: goals.filter(([, ok]) => ok === true).map(([g]) => g),
+        missed: goals.filter(([, ok]) => ok === false).map(([g]) => g),
+      };
+    });
+}
+
+export function formatGoals(checks: readonly GoalCheck[]): string {
+  return checks.map((c) => `seed ${c.seed}: ${c.missed.length === 0 ? "all goals met" : `missed: ${c.missed.join("; ")}`} (met: ${c.met.join("; ")})`).join("\n");
+}
