@@ -2,11 +2,12 @@
  * When a flush runs: the one copy of each trigger rule, for the live host and the replay.
  *
  * - request end: an assistant message that stops without tool calls closes the user's request;
- * - budget: inside a tool loop, once the context grew by min(fraction × window, maxTokens)
- *   tokens since the last flush (capped in absolute tokens so it still fires on 1M windows);
+ * - budget: inside a tool loop, once the context fills min(fraction × window, maxTokens) tokens
+ *   and grew by a quarter of that since the last flush (`src/flush/budget-trigger.ts`);
  * - cold cache: the cached prefix is already lost (TTL, model, thinking, tools, compaction),
  *   so every rewrite is free: re-plan before the request renders (see `coldReplanDue`).
  */
+import { budgetTriggerFiresFor } from "../flush/budget-trigger.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 
@@ -17,24 +18,23 @@ export function closesRequest(message: ContextMessage): boolean {
   return !(m.content ?? []).some((b) => b.type === "toolCall");
 }
 
-/** Tokens the context may grow between flushes before the budget trigger fires. */
-export function budgetTokens(settings: KeeperSettings, contextWindow: number): number {
-  const b = settings.pruning.budgetTrigger;
-  return Math.min(b.fraction * contextWindow, b.maxTokens);
-}
-
 export interface BudgetTriggerInput {
   settings: KeeperSettings;
-  /** How much the context grew since the last flush (live: Pi's usage; replay: characters / 4 of newer messages). */
-  grownTokens: number;
+  /** Context tokens now (live: Pi's usage; replay: characters / 4 of the raw branch). */
+  contextTokens: number;
+  /** Context tokens right after the last flush (0 before the first). */
+  tokensAtLastFlush: number;
   contextWindow: number;
 }
 
+/**
+ * The budget rule on the user's settings: the master switch and pruning gate it, the headroom
+ * rule itself is `budgetTriggerFiresFor` (`src/flush/budget-trigger.ts`).
+ */
 export function budgetTriggerFires(input: BudgetTriggerInput): boolean {
   const s = input.settings;
-  if (!s.enabled || !s.pruning.enabled || !s.pruning.budgetTrigger.enabled) return false;
-  if (!(input.contextWindow > 0) || !(input.grownTokens >= 0)) return false;
-  return input.grownTokens >= budgetTokens(s, input.contextWindow);
+  if (!s.enabled || !s.pruning.enabled) return false;
+  return budgetTriggerFiresFor({ trigger: s.pruning.budgetTrigger, contextTokens: input.contextTokens, tokensAtLastFlush: input.tokensAtLastFlush, contextWindow: input.contextWindow });
 }
 
 export interface ColdReplanInput {

@@ -200,7 +200,7 @@ export function createKeeperHost(pi: KeeperPi, options: { now?: () => number } =
       if (!settings.enabled) return;
       const usage = ctx.getContextUsage();
       if (usage?.tokens == null || !usage.contextWindow) return;
-      if (budgetTriggerFires({ settings, grownTokens: usage.tokens - memory.tokensAtLastFlush, contextWindow: usage.contextWindow })) void flushes.start({ trigger: "budget", ctx });
+      if (budgetTriggerFires({ settings, contextTokens: usage.tokens, tokensAtLastFlush: memory.tokensAtLastFlush, contextWindow: usage.contextWindow })) void flushes.start({ trigger: "budget", ctx });
     },
     async onKeeperCommand(args, ctx) {
       const sub = args.trim().split(/\s+/)[0] ?? "";
