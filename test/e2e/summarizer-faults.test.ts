@@ -186,7 +186,7 @@ describe("model summarizer faults on the wire", () => {
         workspace,
         model: { id: "claude-sonnet-4-5", contextWindow: 1_000_000 },
         contextKeeper: KEEPER,
-        timeoutMs: 60_000,
+        timeoutMs: 120_000,
       });
     } finally {
       proxy.stop();
@@ -250,8 +250,8 @@ describe("model summarizer faults on the wire", () => {
         .filter((e) => e.type === "custom" && e.customType === CUSTOM_TYPE_RECALL)
         .flatMap((e) => Object.keys((e.data as { entries: Record<string, unknown> }).entries)),
     );
-    const refs = results.flat().flatMap((t) => (t.startsWith(STUB_HEAD) ? [/ref=(\S+?)\.(?:\s|$)/.exec(t)![1]!] : []));
+    const refs = results.flat().flatMap((t) => (t.startsWith(STUB_HEAD) ? [/keeper_recall ref=(\S+?)[.:](?:\s|$)/.exec(t)![1]!] : []));
     expect(refs.length).toBeGreaterThanOrEqual(CASES.length * 2);
     expect(refs.filter((r) => !indexed.has(r))).toEqual([]);
-  }, 90_000);
+  }, 150_000);
 });
