@@ -7,19 +7,22 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { CompactionOutlook } from "../compaction/cooperation.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
-import { type BudgetBase, budgetStep, budgetTokens, budgetTriggerFires } from "./triggers.ts";
+import { budgetThreshold } from "../flush/budget-trigger.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import { type BudgetBase, budgetStep, budgetTriggerFires } from "./triggers.ts";
 
 const WINDOW = 200_000;
-const BUDGET = budgetTokens(DEFAULT_SETTINGS, WINDOW);
+/** The context size at which the budget rule fires from a base far below it. */
+const BUDGET = budgetThreshold(DEFAULT_SETTINGS.pruning.budgetTrigger, WINDOW);
 const base: BudgetBase = { tokensAtLastFlush: 10_000, handoffsSeen: 0 };
 const step = (contextTokens: number, compaction: CompactionOutlook | undefined, from: BudgetBase = base) =>
   budgetStep({ settings: DEFAULT_SETTINGS, contextTokens, contextWindow: WINDOW, base: from, compaction });
 
 describe("budgetStep", () => {
   test("without compaction it is the plain budget rule and keeps its base", () => {
-    expect(step(10_000 + BUDGET, undefined)).toEqual({ fire: true, base });
-    expect(step(10_000 + BUDGET - 1, undefined)).toEqual({ fire: false, base });
-    expect(step(10_000 + BUDGET, { job: "none", handoffs: 0 })).toEqual({ fire: true, base });
+    expect(step(BUDGET, undefined)).toEqual({ fire: true, base });
+    expect(step(BUDGET - 1, undefined)).toEqual({ fire: false, base });
+    expect(step(BUDGET, { job: "none", handoffs: 0 })).toEqual({ fire: true, base });
   });
 
   test("a pending or ready job holds the flush past the budget, base unchanged", () => {
@@ -30,8 +33,8 @@ describe("budgetStep", () => {
   test("a new handoff re-bases on the compacted context and skips that turn; the count then runs from there", () => {
     const after = step(30_000, { job: "none", handoffs: 1 });
     expect(after).toEqual({ fire: false, base: { tokensAtLastFlush: 30_000, handoffsSeen: 1 } });
-    expect(step(30_000 + BUDGET - 1, { job: "none", handoffs: 1 }, after.base).fire).toBe(false);
-    expect(step(30_000 + BUDGET, { job: "none", handoffs: 1 }, after.base).fire).toBe(true);
+    expect(step(BUDGET - 1, { job: "none", handoffs: 1 }, after.base).fire).toBe(false);
+    expect(step(BUDGET, { job: "none", handoffs: 1 }, after.base).fire).toBe(true);
   });
 
   test("property: it fires only when there is no job, no unseen handoff, and the plain rule fires", () => {
@@ -40,12 +43,35 @@ describe("budgetStep", () => {
       fc.property(fc.nat(400_000), fc.nat(400_000), fc.nat(3), outlook, (tokens, last, seen, o) => {
         const from = { tokensAtLastFlush: last, handoffsSeen: seen };
         const out = step(tokens, o, from);
-        const plain = budgetTriggerFires({ settings: DEFAULT_SETTINGS, grownTokens: tokens - last, contextWindow: WINDOW });
+        const plain = budgetTriggerFires({ settings: DEFAULT_SETTINGS, contextTokens: tokens, tokensAtLastFlush: last, contextWindow: WINDOW });
         const clear = o === undefined || (o.job === "none" && o.handoffs === seen);
         expect(out.fire).toBe(clear && plain);
         if (o !== undefined && o.handoffs !== seen) expect(out.base).toEqual({ tokensAtLastFlush: tokens, handoffsSeen: o.handoffs });
         else expect(out.base).toEqual(from);
       }),
     );
+  });
+});
+
+const live = (settings: KeeperSettings = DEFAULT_SETTINGS, contextTokens = 100_000, tokensAtLastFlush = 0) =>
+  budgetTriggerFires({ settings, contextTokens, tokensAtLastFlush, contextWindow: 200_000 });
+
+describe("the engine's budget rule", () => {
+  test("defaults are the headroom trigger: half the 200k window, capped at 150k", () => {
+    expect(DEFAULT_SETTINGS.pruning.budgetTrigger).toEqual({ enabled: true, fraction: 0.5, maxTokens: 150_000 });
+    expect(live()).toBe(true);
+    expect(live(DEFAULT_SETTINGS, 60_000)).toBe(false);
+  });
+
+  test("after a flush it needs a quarter of the threshold of growth (the shared leaf rule)", () => {
+    expect(live(DEFAULT_SETTINGS, 120_000, 100_000)).toBe(false);
+    expect(live(DEFAULT_SETTINGS, 125_000, 100_000)).toBe(true);
+  });
+
+  test("master switch, pruning or the trigger off never fires", () => {
+    expect(live({ ...DEFAULT_SETTINGS, enabled: false })).toBe(false);
+    expect(live({ ...DEFAULT_SETTINGS, pruning: { ...DEFAULT_SETTINGS.pruning, enabled: false } })).toBe(false);
+    const off = { ...DEFAULT_SETTINGS.pruning.budgetTrigger, enabled: false };
+    expect(live({ ...DEFAULT_SETTINGS, pruning: { ...DEFAULT_SETTINGS.pruning, budgetTrigger: off } }, 500_000)).toBe(false);
   });
 });

@@ -2,13 +2,14 @@
  * When a flush runs: the one copy of each trigger rule, for the live host and the replay.
  *
  * - request end: an assistant message that stops without tool calls closes the user's request;
- * - budget: inside a tool loop, once the context grew by min(fraction × window, maxTokens)
- *   tokens since the last flush (capped in absolute tokens so it still fires on 1M windows);
- *   held while an async compaction apply is imminent, re-based after one (`budgetStep`);
+ * - budget: inside a tool loop, once the context fills min(fraction × window, maxTokens) tokens
+ *   and grew by a quarter of that since the last flush (`src/flush/budget-trigger.ts`); held
+ *   while an async compaction apply is imminent, re-based after one (`budgetStep`);
  * - cold cache: the cached prefix is already lost (TTL, model, thinking, tools, compaction),
  *   so every rewrite is free: re-plan before the request renders (see `coldReplanDue`).
  */
 import { budgetFlushHold, type CompactionOutlook } from "../compaction/cooperation.ts";
+import { budgetTriggerFiresFor } from "../flush/budget-trigger.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 
@@ -19,24 +20,23 @@ export function closesRequest(message: ContextMessage): boolean {
   return !(m.content ?? []).some((b) => b.type === "toolCall");
 }
 
-/** Tokens the context may grow between flushes before the budget trigger fires. */
-export function budgetTokens(settings: KeeperSettings, contextWindow: number): number {
-  const b = settings.pruning.budgetTrigger;
-  return Math.min(b.fraction * contextWindow, b.maxTokens);
-}
-
 export interface BudgetTriggerInput {
   settings: KeeperSettings;
-  /** How much the context grew since the last flush (live: Pi's usage; replay: characters / 4 of newer messages). */
-  grownTokens: number;
+  /** Context tokens now (live: Pi's usage; replay: characters / 4 of the raw branch). */
+  contextTokens: number;
+  /** Context tokens right after the last flush (0 before the first). */
+  tokensAtLastFlush: number;
   contextWindow: number;
 }
 
+/**
+ * The budget rule on the user's settings: the master switch and pruning gate it, the headroom
+ * rule itself is `budgetTriggerFiresFor` (`src/flush/budget-trigger.ts`).
+ */
 export function budgetTriggerFires(input: BudgetTriggerInput): boolean {
   const s = input.settings;
-  if (!s.enabled || !s.pruning.enabled || !s.pruning.budgetTrigger.enabled) return false;
-  if (!(input.contextWindow > 0) || !(input.grownTokens >= 0)) return false;
-  return input.grownTokens >= budgetTokens(s, input.contextWindow);
+  if (!s.enabled || !s.pruning.enabled) return false;
+  return budgetTriggerFiresFor({ trigger: s.pruning.budgetTrigger, contextTokens: input.contextTokens, tokensAtLastFlush: input.tokensAtLastFlush, contextWindow: input.contextWindow });
 }
 
 /** Where the budget trigger counts from. */
@@ -66,7 +66,7 @@ export function budgetStep(input: BudgetStepInput): { fire: boolean; base: Budge
   const hold = budgetFlushHold({ outlook: input.compaction, handoffsSeen: input.base.handoffsSeen });
   if (hold.hold && hold.why === "compaction_applied") return { fire: false, base: { tokensAtLastFlush: input.contextTokens, handoffsSeen: hold.handoffs } };
   if (hold.hold) return { fire: false, base: input.base };
-  const fire = budgetTriggerFires({ settings: input.settings, grownTokens: input.contextTokens - input.base.tokensAtLastFlush, contextWindow: input.contextWindow });
+  const fire = budgetTriggerFires({ settings: input.settings, contextTokens: input.contextTokens, tokensAtLastFlush: input.base.tokensAtLastFlush, contextWindow: input.contextWindow });
   return { fire, base: input.base };
 }
 

@@ -5,6 +5,11 @@
  * or its outputs are aliased to identical summarized ones, or it is trivial (short output;
  * the call line is enough, the original stays recallable). A chain holding a protected
  * call, or a batch kept raw or not summarized, stays as it is.
+ *
+ * The collapsed text is one line per call — what was called, whether it failed, its recall
+ * ref — and no summaries: the chain's final answer, kept after it, says what the calls found,
+ * and any output is one `keeper_recall` away. So a chain costs a short line per call however
+ * long its outputs or their summaries were.
  */
 import { type ContextMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
 import type { PruneConfig } from "../prune/config.ts";
@@ -13,6 +18,7 @@ import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import { type CallOccurrence, type Pairing, batchKeyOf } from "../prune/occurrence.ts";
 import type { ProtectionMatcher } from "../prune/protection.ts";
 import { STUB_PREFIX, describeCall } from "../prune/stub-text.ts";
+import { findPaths } from "../summarize/output-facts.ts";
 import type { CompressedChain, SummaryRecord } from "../state/schema.ts";
 
 export interface ChainPlanInput {
@@ -27,44 +33,45 @@ export interface ChainPlanInput {
   protection: ProtectionMatcher;
 }
 
-function callLine(c: CallOccurrence, messages: readonly ContextMessage[]): string {
+/** Output paths listed per call line at most (the extractive summary's cap). */
+const MAX_PATHS_PER_CALL = 40;
+
+/**
+ * `- read(path=src/a.ts) (failed) ref=<key>`, with ` → paths: …` for the file paths its output
+ * named that the chain text has not named yet (`named` collects them across the chain).
+ */
+function callLine(c: CallOccurrence, messages: readonly ContextMessage[], named: Set<string>): string {
   const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
   const failed = r && isToolResult(r) && r.isError ? " (failed)" : "";
-  return `- ${describeCall(c.toolName, c.arguments)}${failed} ref=${c.key}`;
+  const call = describeCall(c.toolName, c.arguments);
+  const fresh = r && isToolResult(r) ? findPaths(toolResultText(r)).filter((p) => !named.has(p) && !call.includes(p)).slice(0, MAX_PATHS_PER_CALL) : [];
+  for (const p of fresh) named.add(p);
+  // The ref ends the line: recall readers find it there.
+  return `- ${call}${failed}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`;
 }
 
-/** Text for one batch, or undefined when the batch cannot be compressed. */
-function describeBatch(group: CallOccurrence[], input: ChainPlanInput, recordOf: (k: string) => SummaryRecord | undefined): string | undefined {
+/** Whether a batch may collapse into call lines (see the module comment). */
+function batchCollapses(group: CallOccurrence[], input: ChainPlanInput): boolean {
   const { messages, config } = input;
-  if (group.some((c) => input.protection.isProtected(c.toolName, c.arguments))) return undefined;
-  const lines = group.map((c) => callLine(c, messages));
+  if (group.some((c) => input.protection.isProtected(c.toolName, c.arguments))) return false;
   const first = group[0];
   const record = input.summaries[batchKeyOf(first.toolCallId, first.assistantTimestamp)];
   if (record && record.summary.source !== "raw") {
     const covered = new Set(record.coveredKeys);
-    if (!group.every((c) => covered.has(c.key) || input.aliases[c.key] !== undefined)) return undefined;
-    return [...lines, `  summary: ${record.summary.text}`].join("\n");
+    return group.every((c) => covered.has(c.key) || input.aliases[c.key] !== undefined);
   }
-  if (group.every((c) => input.aliases[c.key] !== undefined)) {
-    const texts = group.map((c) => recordOf(input.aliases[c.key])?.summary.text ?? "");
-    return [...lines, ...texts.map((t) => `  summary (identical output): ${t}`)].join("\n");
-  }
+  if (group.every((c) => input.aliases[c.key] !== undefined)) return true;
   const chars = group.reduce((n, c) => {
     const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
     return n + (r && isToolResult(r) ? toolResultText(r).length : 0);
   }, 0);
-  if (chars < config.minBatchChars) return lines.join("\n");
-  return undefined;
+  return chars < config.minBatchChars;
 }
 
 export function proposeChains(input: ChainPlanInput): CompressedChain[] {
   const { messages, pairing, config } = input;
   if (!config.chainCompression.enabled) return [];
   const window = Math.max(1, config.chainCompression.rollingWindow);
-  const byCoveredKey = new Map<string, SummaryRecord>();
-  for (const r of Object.values(input.summaries)) for (const k of r.coveredKeys) byCoveredKey.set(k, r);
-  const recordOf = (k: string) => byCoveredKey.get(k);
-
   const out: CompressedChain[] = [];
   for (const chain of findClosedChains(messages, pairing)) {
     if (chain.promptsAfter < window) continue;
@@ -77,15 +84,15 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
     const groups = new Map<number, CallOccurrence[]>();
     for (const c of replayed) groups.set(c.assistantIndex, [...(groups.get(c.assistantIndex) ?? []), c]);
     const parts: string[] = [];
+    const named = new Set<string>();
     const summaryRefs: string[] = [];
     let ok = true;
     for (const group of groups.values()) {
-      const text = describeBatch(group, input, recordOf);
-      if (text === undefined) {
+      if (!batchCollapses(group, input)) {
         ok = false;
         break;
       }
-      parts.push(text);
+      parts.push(...group.map((c) => callLine(c, messages, named)));
       const batchKey = batchKeyOf(group[0].toolCallId, group[0].assistantTimestamp);
       if (input.summaries[batchKey]) summaryRefs.push(batchKey);
     }
@@ -93,8 +100,8 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
 
     const firstCall = inside[0];
     const header =
-      `${STUB_PREFIX} compressed tool chain: ${replayed.length} tool call(s) made for the prompt above; ` +
-      `outputs summarized below. Recall any original with ${RECALL_TOOL_NAME} ref=<ref>.`;
+      `${STUB_PREFIX} compressed tool chain: ${replayed.length} tool call(s) made for the prompt above, ` +
+      `outputs pruned (the answer below says what they found). Recall any with ${RECALL_TOOL_NAME} ref=<ref>:`;
     out.push({
       chainKey,
       fromTimestamp: timestampOf(messages[chain.startIndex]) ?? -1,

@@ -9,12 +9,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CompactionOutlook } from "../compaction/cooperation.ts";
-import { budgetTokens } from "../engine/triggers.ts";
+import { budgetThreshold } from "../flush/budget-trigger.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import { createKeeperHost } from "./keeper-host.ts";
 
 const WINDOW = 200_000;
-const BUDGET = budgetTokens(DEFAULT_SETTINGS, WINDOW);
+/** The context size at which the budget rule fires from a base far below it. */
+const BUDGET = budgetThreshold(DEFAULT_SETTINGS.pruning.budgetTrigger, WINDOW);
 
 function fixture() {
   let outlook: CompactionOutlook | undefined = { job: "none", handoffs: 0 };
@@ -65,7 +66,7 @@ describe("keeper host and async compaction", () => {
   test("the budget flush holds while a job is pending, re-bases after the handoff, then fires from the compacted size", async () => {
     const { host, ctx, setOutlook, setTokens } = fixture();
     setOutlook({ job: "pending", handoffs: 0 });
-    setTokens(10_000 + 2 * BUDGET);
+    setTokens(BUDGET + 20_000);
     host.onTurnEnd(ctx);
     expect(host.busy()).toBe(false);
 
@@ -74,11 +75,11 @@ describe("keeper host and async compaction", () => {
     setTokens(20_000);
     host.onTurnEnd(ctx);
     expect(host.busy()).toBe(false);
-    setTokens(20_000 + BUDGET - 1);
+    setTokens(BUDGET - 1);
     host.onTurnEnd(ctx);
     expect(host.busy()).toBe(false);
 
-    setTokens(20_000 + BUDGET);
+    setTokens(BUDGET);
     host.onTurnEnd(ctx);
     expect(host.busy()).toBe(true);
     await host.onSessionShutdown();

@@ -178,7 +178,7 @@ describe("keeper host under concurrency", () => {
     expect(Object.values(state.summaries).flatMap((r) => r.coveredKeys).filter((k) => !live.has(k))).toEqual([]);
     // The next render stubs prompt 2's output, as the persisted state does, and a restart renders the same.
     const now = rendered(h);
-    expect(JSON.stringify(now)).toContain("recall with keeper_recall ref=b@21#0");
+    expect(JSON.stringify(now)).toContain("keeper_recall ref=b@21#0");
     expect(now).toEqual(renderedFromFile(h.sm));
     expect(rendered(harness(h.sm))).toEqual(now);
   });

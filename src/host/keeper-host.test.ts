@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ContextMessage } from "../session/messages.ts";
+import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import { CUSTOM_TYPE_FRONTIER } from "../state/schema.ts";
 import { assistant, text, thinking, user } from "../../test/support/message-factory.ts";
 import { createKeeperHost } from "./keeper-host.ts";
@@ -38,7 +39,8 @@ function fixture() {
 
 // Twenty answered prompts with thinking, then a new prompt: the first request of this process (cold).
 const messages: ContextMessage[] = [];
-const PROMPTS = 20; // more than `thinkingStrip.keepLastTurns` (16)
+const KEEP = DEFAULT_SETTINGS.thinkingStrip.keepLastTurns;
+const PROMPTS = 20; // more than `thinkingStrip.keepLastTurns`
 for (let p = 0; p < PROMPTS; p++) messages.push(user(`p${p}`, 10 * p + 1), assistant([thinking(`why ${p} `.repeat(50)), text(`answer ${p}`)], 10 * p + 2));
 messages.push(user("last", 10 * PROMPTS + 1));
 
@@ -56,7 +58,8 @@ describe("the context handler appends nothing", () => {
     const out = host.onContext({ type: "context", messages } as never, ctx);
     expect(out).toBeDefined();
     const thinkingLeft = out!.messages.filter((m) => m.role === "assistant" && m.content.some((b) => b.type === "thinking")).length;
-    expect(thinkingLeft).toBe(16);
+    expect(KEEP).toBeLessThan(PROMPTS);
+    expect(thinkingLeft).toBe(KEEP);
     expect(appended).toEqual([]);
     // The render is pure: the same request renders the same again, still nothing appended.
     const again = host.onContext({ type: "context", messages } as never, ctx);

@@ -25,11 +25,12 @@ export interface ChainCompressionConfig {
 export interface BudgetTriggerConfig {
   enabled: boolean;
   /**
-   * Flush mid-run (at a `turn_end`) once the context has grown by this fraction of the
-   * model's window since the last flush ... (see `budgetTriggerFires` in `src/engine/triggers.ts`)
+   * Flush mid-run (at a `turn_end`) once the context fills this fraction of the model's
+   * window ... (see `src/flush/budget-trigger.ts`, wrapped by `budgetTriggerFires` in
+   * `src/engine/triggers.ts`)
    */
   fraction: number;
-  /** ... or by this many tokens, whichever is lower (keeps the trigger alive on 1M windows). */
+  /** ... or this many tokens, whichever is lower (keeps the trigger alive on 1M windows). */
   maxTokens: number;
 }
 
@@ -59,6 +60,6 @@ export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   protectedTools: [RECALL_TOOL_NAME],
   protectedPaths: [],
   errorPurge: { enabled: true, cooldownTurns: 4 },
-  chainCompression: { enabled: true, rollingWindow: 3 },
-  budgetTrigger: { enabled: true, fraction: 0.25, maxTokens: 60_000 },
+  chainCompression: { enabled: true, rollingWindow: 1 },
+  budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 150_000 },
 };

@@ -25,16 +25,22 @@ function recordByCoveredKey(state: KeeperState): Map<string, SummaryRecord> {
   return out;
 }
 
-function stubText(key: string, summary: string | undefined, note = ""): string {
-  const head = `${STUB_PREFIX} output pruned${note} — recall with ${RECALL_TOOL_NAME} ref=${key}.`;
-  return summary === undefined ? head : `${head} Summary: ${summary}`;
+/**
+ * `[context-keeper] output pruned; keeper_recall ref=<key>: <summary>` — the head is the
+ * shortest text that still says what happened and how to get the output back.
+ */
+export function stubText(key: string, summary: string | undefined): string {
+  const head = `${STUB_PREFIX} output pruned; ${RECALL_TOOL_NAME} ref=${key}`;
+  return summary === undefined ? `${head}.` : `${head}: ${summary}`;
 }
 
 const cache = new WeakMap<KeeperState, StubIndex>();
 
 /**
- * Stub text of every stubbed or aliased key. Within one batch only the first stubbed
- * result carries the batch summary; the others point at it (no repeated summaries).
+ * Stub text of every stubbed or aliased key. A summary is rendered once: within one batch only
+ * the first stubbed result carries it and the others point at that stub; an output identical to
+ * an earlier one points at the earlier ref instead of repeating its summary, so a duplicate
+ * costs one short line however long the original's summary is.
  * Memoized per state object (state is never mutated in place).
  */
 export function stubIndexOf(state: KeeperState): StubIndex {
@@ -56,13 +62,13 @@ export function stubIndexOf(state: KeeperState): StubIndex {
       textByKey.set(key, stubText(key, record.summary.text));
       continue;
     }
-    textByKey.set(key, stubText(key, `see the stub of ref=${carrier} (same tool batch).`));
+    textByKey.set(key, stubText(key, `summarized with ref=${carrier} (same tool batch).`));
     pointers.set(key, { ref: carrier, standalone: stubText(key, record.summary.text) });
   }
   for (const [key, target] of Object.entries(state.frontier.aliases)) {
     if (textByKey.has(key)) continue;
     const summary = byKey.get(target)?.summary.text;
-    textByKey.set(key, stubText(key, summary, ` (identical to the output of ref=${target})`));
+    textByKey.set(key, stubText(key, `identical to the output of ref=${target}.`));
     pointers.set(key, { ref: target, standalone: stubText(key, summary) });
   }
   const index = { textByKey, pointers };

@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { ARMS, selectArms } from "./arms.ts";
 import { applySettingsOverride, keeperReplayConfig } from "./keeper-config.ts";
-import { budgetTokens } from "../engine/triggers.ts";
 import {
+  budgetCheckFor,
   createKeeperReplayEngine,
   flushPointOf,
   initialKeeperReplayState,
@@ -89,15 +89,25 @@ describe("flush points", () => {
     // tokens since −∞: ("p1" 2 + "read" 4 + {"path":"a.ts"} 15 + 4000) / 4 → ceil(4021 / 4) = 1006
     expect(tokensAddedSince(loop, Number.NEGATIVE_INFINITY)).toBe(1006);
     expect(flushPointOf(loop, initialKeeperReplayState(), undefined)).toBeUndefined();
-    expect(flushPointOf(loop, initialKeeperReplayState(), (grown) => grown >= 1007)).toBeUndefined();
-    expect(flushPointOf(loop, initialKeeperReplayState(), (grown) => grown >= 1006)?.reason).toBe("budget");
+    const seen: Array<[number, number]> = [];
+    const at = (threshold: number) => (tokens: number, atLastFlush: number) => (seen.push([tokens, atLastFlush]), tokens >= threshold);
+    expect(flushPointOf(loop, initialKeeperReplayState(), at(1007))).toBeUndefined();
+    expect(flushPointOf(loop, initialKeeperReplayState(), at(1006))?.reason).toBe("budget");
+    // Tokens older than the last flush (timestamp 2) count as there at the flush: 1006 − 1000.
+    expect(flushPointOf(loop, { ...initialKeeperReplayState(), flushedThrough: 2 }, at(1006))?.reason).toBe("budget");
+    expect(seen.at(-1)).toEqual([1006, 6]);
     expect(tokensAddedSince(loop, 2)).toBe(1000);
   });
 
-  test("budget = min(fraction × window, maxTokens)", () => {
-    const s = keeperReplayConfig().settings; // 0.25, 60000
-    expect(budgetTokens(s, 200_000)).toBe(50_000);
-    expect(budgetTokens(s, 1_000_000)).toBe(60_000);
+  test("the replay's budget check is the engine's budget rule on the replay settings", () => {
+    const c = keeperReplayConfig().settings; // fraction 0.5, maxTokens 150000
+    const check = budgetCheckFor(c, 200_000)!;
+    expect(check(99_999, 0)).toBe(false);
+    expect(check(100_000, 0)).toBe(true);
+    expect(check(100_000, 80_000)).toBe(false); // grew by less than a quarter of the threshold
+    expect(budgetCheckFor(c, 1_000_000)!(150_000, 0)).toBe(true);
+    const off = { ...c, pruning: { ...c.pruning, budgetTrigger: { ...c.pruning.budgetTrigger, enabled: false } } };
+    expect(budgetCheckFor(off, 200_000)).toBeUndefined();
   });
 });
 
@@ -120,18 +130,20 @@ describe("keeper engine", () => {
     expect(out.slice(-2)).toEqual(second.slice(-2));
   });
 
-  test("a long tool loop flushes on the budget trigger, not otherwise", () => {
+  test("a long tool loop flushes on the budget trigger once the context reaches the threshold, not otherwise", () => {
     const tight = keeperReplayConfig(applySettingsOverride(DEFAULT_SETTINGS, { pruning: { budgetTrigger: { maxTokens: 3000 } } }));
     const engine = createKeeperReplayEngine({ config: tight, summarize: sizeModelSummarizer() });
     let messages: ContextMessage[] = [user("p1", 1)];
+    const reasons: string[][] = [];
     for (let i = 0; i < 6; i++) {
       engine.transformContext(messages, i, sonnet45);
+      reasons.push(engine.state().flushes.map((f) => f.reason));
       messages = [...messages, assistant([call(`c${i}`, "read", { path: `f${i}.ts` })], 10 + 2 * i), result(`c${i}`, "read", big(4000), 11 + 2 * i)];
     }
-    // each result adds ≈ 1004 tokens: the 3000 budget is crossed after the 3rd result and again 3 results later
-    expect(engine.state().flushes.map((f) => f.reason)).toEqual(["budget"]);
-    engine.transformContext(messages, 6, sonnet45);
-    expect(engine.state().flushes.map((f) => f.reason)).toEqual(["budget", "budget"]);
+    // Each result adds ≈ 1004 tokens: the context first reaches 3000 with the 3rd result (request 3);
+    // after that the raw branch grows by more than a quarter of the threshold at every step.
+    expect(reasons.map((r) => r.length)).toEqual([0, 0, 0, 1, 2, 3]);
+    expect(reasons.at(-1)).toEqual(["budget", "budget", "budget"]);
     const off = createKeeperReplayEngine({ config: keeperReplayConfig(applySettingsOverride(DEFAULT_SETTINGS, { pruning: { budgetTrigger: { enabled: false } } })), summarize: sizeModelSummarizer() });
     off.transformContext(messages, 0, sonnet45);
     expect(off.state().flushes).toEqual([]);

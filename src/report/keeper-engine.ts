@@ -5,9 +5,10 @@
  * Flush points (where the live extension flushes):
  * - request end: the previous user request finished (its final assistant message came, then
  *   a new user prompt). The flush sees the branch up to, not including, the new prompt;
- * - budget trigger: inside a tool loop (the context ends with a tool result), once the
- *   messages added since the last flush reach min(fraction × context window, maxTokens)
- *   tokens (characters / 4, Pi's own estimate). The flush sees the whole context.
+ * - budget trigger: inside a tool loop (the context ends with a tool result), when the
+ *   engine's budget rule (`budgetTriggerFires`, over `src/flush/budget-trigger.ts`) fires for
+ *   the raw branch's tokens (characters / 4, Pi's own estimate) and those older than the last
+ *   flush. The flush sees the whole context.
  * A flush captures the finished batches (`captureBatches`), summarizes them as the live
  * extension would (`summarizer.mode`; under `auto`, `chooseSummarySource` with the request
  * horizon of the recorded request times decides per batch: the injected deterministic
@@ -40,6 +41,7 @@ import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
 import { messageChars } from "../discipline/history-view.ts";
 import { observedLossesInHistory } from "../discipline/observed-loss.ts";
 import { type ContextMessage, isAssistant, isToolResult, isUser, timestampOf } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
 import { cacheFacts } from "../engine/cache-ledger.ts";
@@ -143,6 +145,15 @@ export function tokensAddedSince(messages: readonly ContextMessage[], since: num
   return Math.ceil(chars / 4);
 }
 
+/** Whether the budget trigger fires for a context of `contextTokens`, `tokensAtLastFlush` of them there at the last flush. */
+export type BudgetCheck = (contextTokens: number, tokensAtLastFlush: number) => boolean;
+
+/** The replay's budget check: the engine's budget rule on the replay's settings and the request's window (absent: the trigger is off). */
+export function budgetCheckFor(settings: KeeperSettings, contextWindow: number): BudgetCheck | undefined {
+  if (!settings.pruning.budgetTrigger.enabled) return undefined;
+  return (contextTokens, tokensAtLastFlush) => budgetTriggerFires({ settings, contextTokens, tokensAtLastFlush, contextWindow });
+}
+
 export interface FlushPoint {
   reason: FlushReason;
   /** The branch as the live flush would see it. */
@@ -156,7 +167,7 @@ const newestTimestamp = (messages: readonly ContextMessage[]) =>
  * Where (if at all) the live extension would have flushed before this request went out.
  * `budget`: the engine's budget rule for this request's window (absent: the trigger is off).
  */
-export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budget: ((grownTokens: number) => boolean) | undefined): FlushPoint | undefined {
+export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budget: BudgetCheck | undefined): FlushPoint | undefined {
   let lastAssistant = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (isAssistant(messages[i])) {
@@ -171,7 +182,11 @@ export function flushPointOf(messages: ContextMessage[], state: KeeperReplayStat
   }
   const last = messages[messages.length - 1];
   // Live, the budget trigger is checked at turn_end: after a turn's tool results.
-  if (budget && last && isToolResult(last) && budget(tokensAddedSince(messages, state.flushedThrough))) return { reason: "budget", branch: messages };
+  if (budget && last && isToolResult(last)) {
+    // The raw branch stands in for Pi's usage estimate: its tokens now, and those older than the last flush.
+    const contextTokens = tokensAddedSince(messages, Number.NEGATIVE_INFINITY);
+    if (budget(contextTokens, contextTokens - tokensAddedSince(messages, state.flushedThrough))) return { reason: "budget", branch: messages };
+  }
   return undefined;
 }
 
@@ -270,8 +285,7 @@ export function stepKeeperReplay(
   if (!deps.config.enabled) return { state, rendered: request.messages };
   const settings = engineSettings(deps);
   const window = (deps.contextWindow ?? (() => DEFAULT_CONTEXT_WINDOW))(request.info);
-  const budget = (grownTokens: number) => budgetTriggerFires({ settings, grownTokens, contextWindow: window });
-  const point = flushPointOf(request.messages, state, settings.pruning.budgetTrigger.enabled ? budget : undefined);
+  const point = flushPointOf(request.messages, state, budgetCheckFor(settings, window));
   const facts = deps.discipline ? replayCacheFacts(state, request, window) : undefined;
   let next = point ? flush(state, point, request, deps, facts) : state;
   const before = next.engine.keeper.stats.flushes;

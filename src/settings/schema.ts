@@ -33,26 +33,28 @@ export const keeperSettingsSchema = z.object({
     }),
     chainCompression: z.object({
       enabled: z.boolean().default(true),
-      /** Closed tool chains older than this many user prompts collapse into one summary message. */
-      rollingWindow: positiveInt.default(3),
+      /** Closed tool chains older than this many user prompts collapse into one message of call lines. 1: the chain of a request collapses at the flush after the next one, next to that flush's stubs (bench/wire: cheaper than 3 on every tuned seed). */
+      rollingWindow: positiveInt.default(1),
     }),
     budgetTrigger: z.object({
       enabled: z.boolean().default(true),
-      /** Flush inside a long tool loop once this fraction of the context window has been added since the last flush. */
-      fraction: z.number().gt(0).lte(1).default(0.25),
-      /** Cap in tokens, so the trigger still fires on 1M-token windows. */
-      maxTokens: positiveInt.default(60000),
+      /** Flush inside a long tool loop once the context fills this fraction of the window (and grew by a quarter of that since the last flush; src/flush/budget-trigger.ts). */
+      fraction: z.number().gt(0).lte(1).default(0.5),
+      /** Cap on that threshold in tokens, so the trigger still fires on 1M-token windows. */
+      maxTokens: positiveInt.default(150000),
     }),
   }),
   summarizer: z.object({
     /** `""` uses the session model; otherwise `provider/model-id`. */
     model: z.string().default(""),
     /**
-     * `auto`: ask the model for a batch only when the requests expected to read it repay the call
-     * (src/summarize/summary-choice.ts), else the deterministic summary; `model`: always ask;
-     * `extractive`: never call a model.
+     * `extractive` (default): never call a model — the deterministic summary, at no cost and with
+     * no late rewrite; `auto`: ask the model for a batch only when the requests expected to read it
+     * repay the call (src/summarize/summary-choice.ts); `model`: always ask. On the wire benchmark
+     * (bench/wire) `extractive` was cheaper than `auto` on every seed and never rewrote the cache
+     * inside a tool loop (a model summary can land after the next prompt has started).
      */
-    mode: z.enum(["auto", "model", "extractive"]).default("auto"),
+    mode: z.enum(["auto", "model", "extractive"]).default("extractive"),
     idleTimeoutMs: positiveInt.default(20000),
     ceilingTimeoutMs: positiveInt.default(90000),
   }),
@@ -64,8 +66,8 @@ export const keeperSettingsSchema = z.object({
   }),
   thinkingStrip: z.object({
     mode: z.enum(["auto", "off", "flush-gated"]).default("auto"),
-    /** Presets 4/8/16/32/64; any integer ≥ 1 works (0 is clamped to 1). */
-    keepLastTurns: nonNegativeInt.default(16),
+    /** Presets 1/4/8/16/32/64; any integer ≥ 1 works (0 is clamped to 1). 1: the strip rewrites what the flush's stubs rewrite anyway (src/thinking/keep-last-turns.ts). */
+    keepLastTurns: nonNegativeInt.default(1),
   }),
   compaction: z.object({
     /** Background compaction (also controlled by PI_ASYNC_PREFIX_COMPACTION). */

@@ -18,8 +18,8 @@ describe("settings defaults", () => {
   test("every field has a default and the extension is on by default", () => {
     expect(DEFAULT_SETTINGS.enabled).toBe(true);
     expect(DEFAULT_SETTINGS.thinkingStrip.mode).toBe("auto");
-    expect(DEFAULT_SETTINGS.thinkingStrip.keepLastTurns).toBe(16);
-    expect(DEFAULT_SETTINGS.pruning.chainCompression.rollingWindow).toBe(3);
+    expect(DEFAULT_SETTINGS.thinkingStrip.keepLastTurns).toBe(1);
+    expect(DEFAULT_SETTINGS.pruning.chainCompression.rollingWindow).toBe(1);
     expect(DEFAULT_SETTINGS.summarizer.model).toBe("");
   });
 

@@ -102,7 +102,7 @@ describe("model and extractive modes are unchanged", () => {
     expect(calls).toHaveLength(0);
   });
 
-  test("auto is the default", () => {
-    expect(DEFAULT_SETTINGS.summarizer.mode).toBe("auto");
+  test("extractive is the default (auto is opt-in: bench/wire measured it costlier)", () => {
+    expect(DEFAULT_SETTINGS.summarizer.mode).toBe("extractive");
   });
 });

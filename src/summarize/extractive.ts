@@ -3,8 +3,11 @@
  * Used on its own, and as the fallback whenever the model summary fails.
  *
  * Per call it keeps the tool name, the arguments (commands and paths whole, other long
- * values cut with an ellipsis), the exit status, the error lines, the first and last lines
- * of the output, line and byte counts, and the file paths the output mentions.
+ * values cut with an ellipsis), the exit status, line and byte counts, the error lines (up
+ * to 20, with how many there were), and the file paths the output mentions. A short output (a few
+ * lines) is kept whole; a longer one is not sampled: its first and last lines rarely say what
+ * it showed, the original is one `keeper_recall` away, and every character of a summary is
+ * read again by each later request.
  */
 import type { BatchSummary, CapturedCall, ToolBatch } from "./batch.ts";
 import {
@@ -20,11 +23,11 @@ import { splitLines, truncateWithEllipsis } from "./text-measure.ts";
 export interface ExtractiveOptions {
   /** Non-path, non-command argument values longer than this are cut. Default 160. */
   maxArgChars?: number;
-  /** Lines shown from each end of the output. Default 3. */
-  edgeLines?: number;
-  /** Each shown output line is cut to this. Default 240. */
-  maxEdgeLineChars?: number;
-  /** Error lines listed per call. Default 20. */
+  /** An output of at most this many lines is shown whole. Default 3. */
+  wholeOutputLines?: number;
+  /** … and of at most this many characters. Default 300. */
+  wholeOutputChars?: number;
+  /** Error lines listed per call (the count of all of them is always given). Default 20. */
   maxErrorLines?: number;
   /** Output paths listed per call. Default 40. */
   maxPaths?: number;
@@ -32,8 +35,8 @@ export interface ExtractiveOptions {
 
 const DEFAULTS: Required<ExtractiveOptions> = {
   maxArgChars: 160,
-  edgeLines: 3,
-  maxEdgeLineChars: 240,
+  wholeOutputLines: 3,
+  wholeOutputChars: 300,
   maxErrorLines: 20,
   maxPaths: 40,
 };
@@ -87,14 +90,9 @@ function formatCall(call: CapturedCall, position: number, facts: CallFacts, o: R
   if (otherCodes.length > 0) out.push(`  exit codes mentioned: ${otherCodes.map((c) => `exit code ${c}`).join(", ")}`);
 
   const lines = contentLines(call.resultText, facts.status);
-  const cut = (l: string) => `    ${truncateWithEllipsis(l, o.maxEdgeLineChars)}`;
-  if (lines.length <= 2 * o.edgeLines) {
-    if (lines.length > 0) out.push("  output:", ...lines.map(cut));
-  } else {
-    out.push("  first lines:", ...lines.slice(0, o.edgeLines).map(cut));
-    const omitted = lines.length - 2 * o.edgeLines;
-    out.push(`  … ${omitted} line${omitted === 1 ? "" : "s"} omitted …`);
-    out.push("  last lines:", ...lines.slice(-o.edgeLines).map(cut));
+  const shownChars = lines.reduce((n, l) => n + l.length + 1, 0);
+  if (lines.length > 0 && lines.length <= o.wholeOutputLines && shownChars <= o.wholeOutputChars) {
+    out.push("  output:", ...lines.map((l) => `    ${l}`));
   }
 
   const soFar = () => out.join("\n");

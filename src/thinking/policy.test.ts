@@ -117,9 +117,9 @@ describe("resolveThinkingPolicy", () => {
     expect(resolveThinkingPolicy({ mode: "auto", ...local, table })).toMatchObject({ strip: true, behaviour: "keeps-all" });
   });
 
-  test("defaults: mode auto, keepLastTurns 16 out of the presets 4/8/16/32/64", () => {
+  test("defaults: mode auto, keepLastTurns 1 out of the presets 1/4/8/16/32/64", () => {
     expect(DEFAULT_THINKING_STRIP_MODE).toBe("auto");
-    expect([...KEEP_LAST_TURNS_PRESETS]).toEqual([4, 8, 16, 32, 64]);
-    expect(DEFAULT_KEEP_LAST_TURNS).toBe(16);
+    expect([...KEEP_LAST_TURNS_PRESETS]).toEqual([1, 4, 8, 16, 32, 64]);
+    expect(DEFAULT_KEEP_LAST_TURNS).toBe(1);
   });
 });

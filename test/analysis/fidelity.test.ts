@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { formatFidelity, measureBatches, measureFidelity, prunedKeysOf, visibleText } from "./fidelity.ts";
+import { formatFidelity, formatHeadlineFidelity, measureBatches, measureFidelity, ownTextOfCall, prunedKeysOf, renderedCallsOf, visibleText } from "./fidelity.ts";
 import { emptyState } from "../../src/state/schema.ts";
 import { describeCall } from "../../src/prune/stub-text.ts";
 import { proposeErrorPurges } from "../../src/flush/plan-errors.ts";
@@ -70,6 +70,47 @@ describe("fidelity: the measure", () => {
   });
 });
 
+describe("fidelity counted in each batch's own text", () => {
+  const msgs = [
+    user("go", 1),
+    assistant([call("a", "read", { path: "src/a.ts" }), call("b", "read", { path: "src/b.ts" })], 10),
+    result("a", "read", "see lib/x.ts and lib/y.ts", 11),
+    result("b", "read", "see lib/z.ts", 12),
+    assistant([call("c", "read", { path: "src/a.ts" })], 20),
+    result("c", "read", "see lib/x.ts and lib/y.ts", 21),
+    assistant([text("done; lib/z.ts matters")], 30),
+    user("next", 40),
+  ];
+  const state = emptyState();
+  state.summaries["batch:a@10"] = {
+    batchKey: "batch:a@10",
+    coveredKeys: ["a@10#0", "b@10#0"],
+    summary: { batchKey: "batch:a@10", text: "a.ts points at lib/x.ts", source: "extractive", inputTokens: 0, outputTokens: 0, cost: 0 },
+  } as (typeof state.summaries)[string];
+  state.frontier.stubbedKeys = ["a@10#0", "b@10#0"];
+  state.frontier.aliases = { "c@20#0": "a@10#0" };
+  const context = { state, rendered: msgs, renderedCalls: renderedCallsOf(msgs) };
+
+  test("a pointer stub is followed to the stub it points at; the call's own arguments count", () => {
+    const b = ownTextOfCall("b@10#0", "stubbed", context);
+    expect(b).toContain("summarized with ref=a@10#0");
+    expect(b).toContain("a.ts points at lib/x.ts");
+    expect(b).toContain("src/b.ts");
+    const c = ownTextOfCall("c@20#0", "aliased", context);
+    expect(c).toContain("identical to the output of ref=a@10#0");
+    expect(c).toContain("lib/x.ts");
+  });
+
+  test("a path named elsewhere in the render is visible anywhere but missing from the batch's own text", () => {
+    const batchB: ToolBatch = batch([{ name: "read", args: { path: "src/b.ts" }, out: "see lib/z.ts" }]);
+    const own = measureBatches([batchB], () => ownTextOfCall("b@10#0", "stubbed", context));
+    const anywhere = measureBatches([batchB], visibleText(msgs));
+    expect(anywhere.byKind.outputPath).toEqual({ total: 1, visible: 1 }); // the final answer names lib/z.ts
+    expect(own.byKind.outputPath).toEqual({ total: 1, visible: 0 }); // the summary dropped it
+    expect(own.missing).toEqual([{ batchKey: "b@1#0", kind: "outputPath", value: "lib/z.ts" }]);
+  });
+});
+
 describe("fidelity fixes: what pruning keeps", () => {
   test("chain call lines keep commands and paths whole; other long values are cut", () => {
     const cmd = `grep -A 15 "export function getMarkdownTheme" packages/coding-agent/src/theme/theme.ts | head -40`;
@@ -98,7 +139,9 @@ describe("fidelity fixes: what pruning keeps", () => {
 describe("fidelity on the shared corpus (extractive summaries)", () => {
   test("≥ 90% of the file paths and commands of pruned batches stay visible in the final render", () => {
     const report = measureFidelity({ sessionText: readFileSync(CORPUS, "utf8"), file: CORPUS });
+    console.log(`[fidelity] ${formatHeadlineFidelity(report)}`);
     console.log(`[fidelity] ${formatFidelity(report)}; pruned calls ${JSON.stringify(report.prunedCalls)}`);
+    console.log(`[fidelity] own-text misses: ${report.own.missing.slice(0, 20).map((m) => `${m.kind} ${m.value}`).join(" | ")}`);
     if (report.missing.length > 0) console.log(`[fidelity] not visible: ${report.missing.map((m) => `${m.kind} ${m.value}`).join(" | ")}`);
     // Sanity: the replay really pruned a large part of the session.
     expect(report.requests).toBe(439);
@@ -111,5 +154,9 @@ describe("fidelity on the shared corpus (extractive summaries)", () => {
     expect(report.refs.notRecallable).toEqual([]);
     // Commands are kept whole everywhere (stubs, chain call lines); none may be lost.
     expect(report.byKind.command.visible).toBe(report.byKind.command.total);
-  }, 60_000);
+    // The headline: output paths named in each pruned batch's own stub, summary or chain line.
+    expect(report.own.byKind.outputPath.total).toBeGreaterThan(100);
+    expect(report.own.byKind.outputPath.visible / report.own.byKind.outputPath.total).toBeGreaterThanOrEqual(0.9);
+    expect(report.own.all.visible).toBeLessThanOrEqual(report.all.visible);
+  }, 120_000);
 });

@@ -1,8 +1,16 @@
 /**
  * Fidelity of pruning on a recorded session: of the file paths and commands of every
- * pruned tool batch, which fraction is still visible somewhere in the context the keeper
- * renders for the session's last request (stubs, chain summaries, purge notes, or any other
- * message that happens to name them).
+ * pruned tool batch, which fraction the context the keeper renders for the session's last
+ * request still shows. Two ways of counting:
+ *
+ * - **own** (the headline): a fact counts only when the batch's OWN text names it — the stub
+ *   texts of its calls (following a pointer stub to the stub it points at: "summarized with
+ *   ref=…" inside a batch, "identical to the output of ref=…" for a duplicate), the collapsed
+ *   chain text that replaced it, or, for a purged failed call, its untouched output and the
+ *   purge note — plus the batch's own call arguments where the render keeps them. Output paths
+ *   counted this way are the part pruning can really lose (arguments are kept by design).
+ * - **anywhere**: a fact counts when it appears anywhere in the render (stubs, chain texts,
+ *   purge notes, or any other message that happens to name them). Kept beside the headline.
  *
  * The session is replayed with the keeper's pure pipeline (`createKeeperReplayEngine`,
  * the same engine as the replay report) and a summarizer chosen by the caller (the
@@ -27,6 +35,7 @@ import { createKeeperReplayEngine, type KeeperRequestInfo } from "../../src/repo
 import { recordedRequestPoints } from "../../src/report/pi-session-contexts.ts";
 import { extractiveReplaySummarizer, type ReplaySummarizer } from "../../src/report/replay-summaries.ts";
 import { prunedCallsOf } from "../../src/recall/pruned-calls.ts";
+import { stubIndexOf } from "../../src/prune/stub-text.ts";
 import { parseSessionText } from "../../src/report/session-file.ts";
 
 export type FactKind = "argumentPath" | "outputPath" | "command";
@@ -58,6 +67,8 @@ export interface FidelityReport {
   /** visible / total over `all`; 1 when there is nothing to measure. */
   fraction: number;
   missing: MissingFact[];
+  /** The same facts counted in each batch's own text only (see the module comment). */
+  own: { all: FactCount; byKind: Record<FactKind, FactCount>; fraction: number; missing: MissingFact[] };
   /** Characters of the final rendered context text the facts were looked up in. */
   renderedChars: number;
   /**
@@ -145,11 +156,15 @@ export function prunedBatchesOf(raw: readonly ContextMessage[], pruned: Readonly
   });
 }
 
-/** Which facts of the pruned batches appear in `renderedText`. */
-export function measureBatches(batches: readonly ToolBatch[], renderedText: string): Pick<FidelityReport, "all" | "byKind" | "fraction" | "missing"> {
+/**
+ * Which facts of the pruned batches appear in `text`: one text for all of them (the whole
+ * render), or each batch's own text.
+ */
+export function measureBatches(batches: readonly ToolBatch[], text: string | ((batch: ToolBatch) => string)): Pick<FidelityReport, "all" | "byKind" | "fraction" | "missing"> {
   const byKind: Record<FactKind, FactCount> = { argumentPath: { total: 0, visible: 0 }, outputPath: { total: 0, visible: 0 }, command: { total: 0, visible: 0 } };
   const missing: MissingFact[] = [];
   for (const batch of batches) {
+    const renderedText = typeof text === "string" ? text : text(batch);
     const facts = batchFacts(batch);
     const argumentPaths = new Set(batch.calls.flatMap((c) => extractCallFacts(c).argumentPaths));
     const labelled: Array<{ kind: FactKind; value: string }> = [
@@ -164,6 +179,49 @@ export function measureBatches(batches: readonly ToolBatch[], renderedText: stri
   }
   const all = Object.values(byKind).reduce((a, c) => ({ total: a.total + c.total, visible: a.visible + c.visible }), { total: 0, visible: 0 });
   return { all, byKind, fraction: all.total === 0 ? 1 : all.visible / all.total, missing };
+}
+
+const POINTER = /: (?:summarized with|identical to the output of) ref=(\S+?)[.\s]/;
+
+/**
+ * The text a pruned call shows for itself in `rendered`: its stub (and the stub a pointer stub
+ * points at, transitively), or the chain text that replaced it, or its purge note with its
+ * untouched output; plus its own call's arguments where the render still shows them.
+ */
+export interface OwnTextContext {
+  state: KeeperState;
+  rendered: readonly ContextMessage[];
+  /** The rendered calls by occurrence key (`renderedCallsOf`). */
+  renderedCalls: ReadonlyMap<string, CallOccurrence>;
+}
+
+export function renderedCallsOf(rendered: readonly ContextMessage[]): Map<string, CallOccurrence> {
+  return new Map(pairToolCalls(rendered).calls.map((c) => [c.key, c]));
+}
+
+export function ownTextOfCall(key: string, kind: PruneKind, context: OwnTextContext): string {
+  const { state, rendered } = context;
+  if (kind === "chain") return state.frontier.compressedChains.filter((c) => c.memberKeys.includes(key)).map((c) => c.text).join("\n");
+  const occurrence = context.renderedCalls.get(key);
+  const parts: string[] = [];
+  if (occurrence) {
+    parts.push(visibleText([{ role: "assistant", content: [{ type: "toolCall", id: occurrence.toolCallId, name: occurrence.toolName, arguments: occurrence.arguments }] } as unknown as ContextMessage]));
+  }
+  if (kind === "purged") {
+    const r = occurrence?.resultIndex === undefined ? undefined : rendered[occurrence.resultIndex];
+    if (r && isToolResult(r)) parts.push(toolResultText(r));
+    return parts.join("\n");
+  }
+  const stubs = stubIndexOf(state).textByKey;
+  const seen = new Set<string>();
+  for (let k: string | undefined = key; k !== undefined && !seen.has(k); ) {
+    seen.add(k);
+    const stub = stubs.get(k);
+    if (stub === undefined) break;
+    parts.push(stub);
+    k = POINTER.exec(stub)?.[1];
+  }
+  return parts.join("\n");
 }
 
 export function measureFidelity(options: FidelityOptions): FidelityReport {
@@ -200,6 +258,9 @@ export function measureFidelity(options: FidelityOptions): FidelityReport {
   const prunedCalls: Record<PruneKind, number> = { stubbed: 0, aliased: 0, chain: 0, purged: 0 };
   const live = new Set(pairToolCalls(raw).calls.map((c) => c.key));
   for (const [key, kind] of pruned) if (live.has(key)) prunedCalls[kind]++;
+  const renderedMessages = rendered as ContextMessage[];
+  const ownContext: OwnTextContext = { state: state.engine.keeper, rendered: renderedMessages, renderedCalls: renderedCallsOf(renderedMessages) };
+  const own = measureBatches(batches, (batch) => batch.calls.map((c) => ownTextOfCall(c.occurrenceKey, pruned.get(c.occurrenceKey)!, ownContext)).join("\n"));
   const shown = shownRefs(renderedText);
   const recallable = new Set(prunedCallsOf(raw, state.engine.keeper).map((c) => c.occurrenceKey));
   return {
@@ -208,6 +269,7 @@ export function measureFidelity(options: FidelityOptions): FidelityReport {
     prunedBatches: batches.length,
     prunedCalls,
     ...measureBatches(batches, renderedText),
+    own,
     renderedChars: renderedText.length,
     refs: {
       shown: shown.length,
@@ -223,9 +285,18 @@ export function shownRefs(renderedText: string): string[] {
   return [...new Set([...renderedText.matchAll(/ref=([^\s=]+@-?\d+#\d+)/g)].map((m) => m[1]!))];
 }
 
+const pct = (c: FactCount) => (c.total === 0 ? "n/a" : `${((c.visible / c.total) * 100).toFixed(1)}%`);
+
+/** The headline: output paths named in each pruned batch's own text, with the overall figure beside it. */
+export function formatHeadlineFidelity(r: FidelityReport): string {
+  return (
+    `output-path fidelity ${pct(r.own.byKind.outputPath)} in each batch's own stub/summary/chain (${r.own.byKind.outputPath.visible}/${r.own.byKind.outputPath.total}); ` +
+    `all facts own ${pct(r.own.all)}, anywhere in the render ${pct(r.all)}`
+  );
+}
+
 /** One line for logs: `fidelity 93.1% (812/872 facts; paths 90.2%, commands 99.0%) over 210 pruned batches`. */
 export function formatFidelity(r: FidelityReport): string {
-  const pct = (c: FactCount) => (c.total === 0 ? "n/a" : `${((c.visible / c.total) * 100).toFixed(1)}%`);
   const paths: FactCount = {
     total: r.byKind.argumentPath.total + r.byKind.outputPath.total,
     visible: r.byKind.argumentPath.visible + r.byKind.outputPath.visible,

@@ -1,8 +1,8 @@
 /**
  * The budget trigger on the wire: one long tool loop (27 steps, outputs 4–16 KB) with a small
  * context window (120k, Pi's compaction off) and `budgetTrigger: {fraction: 0.1, maxTokens:
- * 8000}` (budget = min(0.1 × 120000, 8000) = 8000 tokens), so flushes fire at `turn_end`
- * inside the loop. A short second prompt follows.
+ * 8000}` (threshold = min(0.1 × 120000, 8000) = 8000 tokens, re-armed after 2000 tokens of
+ * growth), so flushes fire at `turn_end` inside the loop. A short second prompt follows.
  *
  * What the design delivers (PRUNING.md: the current tool loop is never altered):
  * - flushes happen inside the loop: frontier and summary entries written before the loop's
@@ -65,8 +65,8 @@ describe("budget trigger on the wire", () => {
     const summariesInLoop = run.sessionEntries.filter(
       (e) => e.type === "custom" && e.customType === CUSTOM_TYPE_SUMMARY && Date.parse(String(e.timestamp)) < loopEnd,
     );
-    // Each budget flush needs ≥ 8000 tokens (≈ 32 KB of output) of growth since the last one;
-    // 27 steps of 4–16 KB outputs hold several of those.
+    // A budget flush needs a context of ≥ 8000 tokens (≈ 32 KB of output) and 2000 tokens of
+    // growth since the last one; 27 steps of 4–16 KB outputs hold several of those.
     expect(inLoop.length).toBeGreaterThanOrEqual(2);
     expect(summariesInLoop.length).toBeGreaterThanOrEqual(4);
 

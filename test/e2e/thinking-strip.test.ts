@@ -19,8 +19,8 @@ afterAll(() => workspaces.forEach((w) => w.cleanup()));
 
 const KEEP = 4;
 const STRIP = { mode: "flush-gated", keepLastTurns: KEEP };
-// A small window makes the mid-loop budget trigger fire now and then (25% of 80k = 20k
-// tokens); Pi's own compaction and the background compaction stay out of the way.
+// A small window lets the mid-loop budget trigger fire when the context nears it (half of 80k
+// = 40k tokens, re-armed after 10k of growth); Pi's own compaction and the background compaction stay out of the way.
 const MODEL = { id: "claude-sonnet-4-5", contextWindow: 80_000 };
 const NO_COMPACTION = { compaction: { enabled: false } };
 

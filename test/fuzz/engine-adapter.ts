@@ -64,7 +64,7 @@ export function flushesActive(settings: KeeperSettings, model: Model): boolean {
 }
 
 export function budgetFires(input: { settings: KeeperSettings; contextTokens: number; tokensAtLastFlush: number; contextWindow: number }): boolean {
-  return budgetTriggerFires({ settings: input.settings, grownTokens: input.contextTokens - input.tokensAtLastFlush, contextWindow: input.contextWindow });
+  return budgetTriggerFires(input);
 }
 
 /** The engine's state around the fuzzer's (the cache ledger and gate log are the fuzzer's own). */

@@ -1,0 +1,139 @@
+/**
+ * What one benchmark run cost, read from the requests the fake server recorded (pure).
+ *
+ * - Cost is billed-equivalent input tokens (uncached input = 1): uncached + 1.25 × cache write
+ *   + 0.1 × cache read over every answered request, main and side, plus each side request's
+ *   output at 5 (output costs 5× input on Anthropic). The main loop's output is left out: the
+ *   script makes it the same in every arm.
+ * - A bust is a main request that reads back less than the previous main request cached
+ *   (read + write): part of the history it had sent was rewritten. It is "at a prompt start" when
+ *   the request's last message is a human turn, else "in a tool loop".
+ * - Final context is the last main request's input tokens (uncached + read + write).
+ * - Summary calls are answered side requests; refused requests are any non-200 answer.
+ */
+import { isHumanTurn } from "../../test/support/fake-anthropic/validate.ts";
+import type { RecordedRequest, WireBlock, WireMessage } from "../../test/support/fake-anthropic/types.ts";
+
+export const WRITE_WEIGHT = 1.25;
+export const READ_WEIGHT = 0.1;
+export const OUTPUT_WEIGHT = 5;
+
+export interface ContextMix {
+  toolResultChars: number;
+  thinkingChars: number;
+  /** Text blocks of user messages (prompts, collapsed chains, injected summaries). */
+  userTextChars: number;
+  assistantTextChars: number;
+  toolCallChars: number;
+}
+
+export interface RunMeasure {
+  mainRequests: number;
+  summaryCalls: number;
+  refused: number;
+  /** Billed-equivalent input tokens (see the module comment). */
+  cost: number;
+  /** The part of `cost` spent on side (summary) requests. */
+  sideCost: number;
+  bustsInLoop: number;
+  bustsAtPromptStart: number;
+  /** Most busts inside one user prompt (its start and its tool loop). */
+  maxBustsPerPrompt: number;
+  /** Tokens the busts wrote again (what the previous request had cached but this one did not read). */
+  bustTokens: number;
+  finalContextTokens: number;
+  finalMix: ContextMix;
+  prompts: number;
+}
+
+function answered(r: RecordedRequest): r is RecordedRequest & { response: NonNullable<RecordedRequest["response"]> } {
+  return r.status === 200 && r.response !== undefined;
+}
+
+function inputCost(u: { input_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number }): number {
+  return u.input_tokens + WRITE_WEIGHT * u.cache_creation_input_tokens + READ_WEIGHT * u.cache_read_input_tokens;
+}
+
+const blocksOf = (m: WireMessage): WireBlock[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content);
+
+function resultChars(content: unknown): number {
+  if (typeof content === "string") return content.length;
+  if (!Array.isArray(content)) return 0;
+  return (content as WireBlock[]).reduce((n, b) => n + (typeof b.text === "string" ? b.text.length : 0), 0);
+}
+
+export function contextMix(messages: readonly WireMessage[]): ContextMix {
+  const mix: ContextMix = { toolResultChars: 0, thinkingChars: 0, userTextChars: 0, assistantTextChars: 0, toolCallChars: 0 };
+  for (const m of messages) {
+    for (const b of blocksOf(m)) {
+      if (b.type === "tool_result") mix.toolResultChars += resultChars(b.content);
+      else if (b.type === "thinking") mix.thinkingChars += String(b.thinking ?? "").length;
+      else if (b.type === "tool_use") mix.toolCallChars += JSON.stringify(b.input ?? {}).length;
+      else if (b.type === "text" && m.role === "user") mix.userTextChars += String(b.text ?? "").length;
+      else if (b.type === "text") mix.assistantTextChars += String(b.text ?? "").length;
+    }
+  }
+  return mix;
+}
+
+export function measureRun(requests: readonly RecordedRequest[]): RunMeasure {
+  let cost = 0;
+  let sideCost = 0;
+  let summaryCalls = 0;
+  let refused = 0;
+  for (const r of requests) {
+    if (r.status !== 200) refused++;
+    if (!answered(r)) continue;
+    const c = inputCost(r.response.usage);
+    cost += c;
+    if (r.kind === "side") {
+      const s = c + OUTPUT_WEIGHT * r.response.usage.output_tokens;
+      sideCost += s;
+      cost += s - c;
+      summaryCalls++;
+    }
+  }
+
+  const main = requests.filter((r) => r.kind === "main" && answered(r));
+  let bustsInLoop = 0;
+  let bustsAtPromptStart = 0;
+  let bustTokens = 0;
+  let prompts = 0;
+  let bustsThisPrompt = 0;
+  let maxBustsPerPrompt = 0;
+  let prevCached = 0;
+  for (const r of main) {
+    const u = r.response!.usage;
+    const messages = r.body.messages;
+    const promptStart = messages.length > 0 && isHumanTurn(messages[messages.length - 1]);
+    if (promptStart) {
+      prompts++;
+      bustsThisPrompt = 0;
+    }
+    const lost = prevCached - u.cache_read_input_tokens;
+    if (lost > 0) {
+      bustTokens += lost;
+      if (promptStart) bustsAtPromptStart++;
+      else bustsInLoop++;
+      bustsThisPrompt++;
+      maxBustsPerPrompt = Math.max(maxBustsPerPrompt, bustsThisPrompt);
+    }
+    prevCached = u.cache_read_input_tokens + u.cache_creation_input_tokens;
+  }
+  const last = main[main.length - 1];
+  const lu = last?.response?.usage;
+  return {
+    mainRequests: main.length,
+    summaryCalls,
+    refused,
+    cost,
+    sideCost,
+    bustsInLoop,
+    bustsAtPromptStart,
+    maxBustsPerPrompt,
+    bustTokens,
+    finalContextTokens: lu ? lu.input_tokens + lu.cache_read_input_tokens + lu.cache_creation_input_tokens : 0,
+    finalMix: contextMix(last?.body.messages ?? []),
+    prompts,
+  };
+}
