@@ -62,7 +62,7 @@ describe("overrides lie over the files' settings", () => {
     let o = withOverride({}, "thinkingStrip.mode", "off");
     o = withOverride(o, "pruning.errorPurge.cooldownTurns", 9);
     const eff = applyOverrides(fromFiles, o);
-    expect(eff.thinkingStrip).toEqual({ mode: "off", keepLastTurns: 16 });
+    expect(eff.thinkingStrip).toEqual({ mode: "off", keepLastTurns: DEFAULT_SETTINGS.thinkingStrip.keepLastTurns });
     expect(eff.pruning.errorPurge.cooldownTurns).toBe(9);
     expect(eff.statusLine).toBe(false);
     expect(overrideLeaves(o)).toEqual([
