@@ -30,6 +30,15 @@ function history(): ContextMessage[] {
   return m;
 }
 
+/** `history()` answered, then a second read chain with another output, old enough to collapse. */
+function laterHistory(): ContextMessage[] {
+  const m = [...history(), assistant([text("done")], 101)];
+  m.push(user("read more", 201), assistant([call("toolu_big2", "read", { path: "big2.txt" })], 202), result("toolu_big2", "read", "y".repeat(500), 203), assistant([text("read")], 204));
+  for (let p = 1; p <= 5; p++) m.push(user(`q${p}`, 300 + 10 * p), assistant([text(`answer q${p}`)], 301 + 10 * p));
+  m.push(user("last again", 400));
+  return m;
+}
+
 function fixture() {
   const dir = mkdtempSync(join(tmpdir(), "keeper-cold-spill-"));
   const sessionFile = join(dir, "session.jsonl");
@@ -54,7 +63,8 @@ function fixture() {
     sessionManager: { getBranch: () => [], buildSessionProjection: () => ({ messages: [] }), getSessionFile: () => sessionFile },
     getContextUsage: () => ({ tokens: 30_000, contextWindow: 200_000, percent: 15 }),
   } as unknown as ExtensionContext;
-  const host = createKeeperHost(pi as never, { now: () => 1_000_000 });
+  const clock = { now: 1_000_000 };
+  const host = createKeeperHost(pi as never, { now: () => clock.now });
   const previous = process.env.PI_CODING_AGENT_DIR;
   process.env.PI_CODING_AGENT_DIR = join(dir, "agent");
   mkdirSync(join(dir, "agent"));
@@ -65,7 +75,7 @@ function fixture() {
     if (previous === undefined) delete process.env.PI_CODING_AGENT_DIR;
     else process.env.PI_CODING_AGENT_DIR = previous;
   }
-  return { host, ctx, appended, sessionFile, warnings };
+  return { host, ctx, appended, sessionFile, warnings, clock };
 }
 
 describe("a cold re-plan spills like a flush", () => {
@@ -88,7 +98,7 @@ describe("a cold re-plan spills like a flush", () => {
   });
 
   test("a side file that cannot be written: one warning, and the re-plan commits without it", async () => {
-    const { host, ctx, appended, sessionFile, warnings } = fixture();
+    const { host, ctx, appended, sessionFile, warnings, clock } = fixture();
     writeFileSync(`${sessionFile}.keeper`, "a file where the spill folder should be");
     host.onContext({ type: "context", messages: history() } as never, ctx);
     await host.onBeforeProviderRequest({ type: "before_provider_request", payload: { model: "x", messages: [] } } as never, ctx);
@@ -101,6 +111,13 @@ describe("a cold re-plan spills like a flush", () => {
     expect(entry.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(entry.spillPath).toBeUndefined();
     expect(entry.preview).toBeUndefined();
+    // Two hours later (the cache expired), a second cold re-plan whose side file fails too: no second warning.
+    clock.now += 2 * 3_600_000;
+    const before = appended.length;
+    expect(host.onContext({ type: "context", messages: laterHistory() } as never, ctx)).toBeDefined();
+    await host.onBeforeProviderRequest({ type: "before_provider_request", payload: { model: "x", messages: [] } } as never, ctx);
+    const later = appended.slice(before).find((e) => e.customType === CUSTOM_TYPE_RECALL)!;
+    expect(Object.values((later.data as RecallIndex).entries).some((e) => e.bytes === 500 && e.spillPath === undefined)).toBe(true);
     expect(warnings).toHaveLength(1);
   });
 });
