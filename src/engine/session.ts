@@ -4,7 +4,8 @@
  * to append, spill files, summarizer calls) come back as data for the caller to perform.
  *
  *   render        the `context` render; on a cold cache first the cold re-plan (triggers.ts),
- *                 whose entries come back as `persist` — appended by the host AFTER the request
+ *                 whose entries and spill files come back as `persist` — the host writes the
+ *                 spills, then appends the entries, once the request is built
  *   send          the serialized request: cache ledger (times, key, seam placement)
  *   usage         the provider's usage of the answer (unannounced losses)
  *   compacted     Pi compacted: drop state outside the context, the next request is cold
@@ -68,13 +69,15 @@ export interface RenderInput extends SessionInput {
   flushInFlight: boolean;
   /** Record originals a cold re-plan hides (live: yes; replay: no recall). */
   recall: boolean;
+  /** With `recall`: where huge originals a cold re-plan hides are spilled (as a flush spills them). */
+  spill?: SpillOptions;
 }
 
 export interface RenderOutput {
   state: EngineState;
   /** The messages to send: the very input array when nothing is due. */
   rendered: ContextMessage[];
-  /** A cold re-plan to persist after the request goes out (never from inside the render). */
+  /** A cold re-plan to persist once the request is built (never from inside the render): its spills, then its entries. */
   persist: FlushResult | undefined;
 }
 
@@ -96,7 +99,7 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
       now: input.now,
       facts,
       label: `flush ${state.keeper.stats.flushes + 1} (cold)`,
-      ...(input.recall ? { recall: {} } : {}),
+      ...(input.recall ? { recall: input.spill ? { spill: input.spill } : {} } : {}),
       ...(input.renders ? { renders: input.renders } : {}),
     });
     // Only a re-plan that changes history is worth persisting here; a boundary move waits for the next flush.

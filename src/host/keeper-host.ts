@@ -30,14 +30,15 @@ import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
 import { restoreReconciled } from "../state/torn-flush.ts";
 import type { CompletionItem } from "../ui/keeper-completions.ts";
 import { cacheText, liveFacts, onProviderRequest, onWarmingDecision, restoreLedger, whyText } from "./cache-edge.ts";
-import { appendFlushEntries, runFlushJob, type FlushJobDeps } from "./flush-job.ts";
+import { commitColdReplans } from "./cold-replan-persist.ts";
+import { runFlushJob, type FlushJobDeps } from "./flush-job.ts";
 import { createFlushQueue } from "./flush-queue.ts";
 import { emptyHostMemory, type FlushReport } from "./host-types.ts";
 import { createKeeperCommand, summarizerModelWarning } from "./keeper-command-handler.ts";
 import { contextMessagesOf, modelIdentity } from "./session-view.ts";
 import { createSessionSettings } from "./session-settings.ts";
 import { loadSettingsFromDisk } from "./settings-source.ts";
-import { readSpillFile } from "./spill-files.ts";
+import { readSpillFile, spillPathFor, writeSpillFile } from "./spill-files.ts";
 import { createStatusRuntime } from "./status-runtime.ts";
 
 export type KeeperPi = Pick<ExtensionAPI, "appendEntry" | "getThinkingLevel" | "getActiveTools" | "setActiveTools">;
@@ -106,11 +107,11 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
       report(ctx, `context-keeper: flush failed (${error instanceof Error ? error.message : String(error)}); history left as it was`, "warning"),
   });
 
-  /** Cold re-plans decided at a render: appended once the request is on its way. */
-  const persistWaiting = () => {
+  /** Cold re-plans decided at a render, committed once the request is built: spill files, then entries. */
+  const persistWaiting = (warn: (text: string) => void) => {
     const waiting = memory.toPersist;
     memory.toPersist = [];
-    for (const result of waiting) appendFlushEntries(pi, result);
+    return commitColdReplans({ pi, memory, waiting, write: writeSpillFile, warn });
   };
 
   const restore = (ctx: ExtensionContext) => {
@@ -179,7 +180,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
       memory.tokensAtLastFlush = 0;
     },
     async onSessionShutdown() {
-      persistWaiting();
+      await persistWaiting((text) => process.stderr.write(`${text}\n`));
       memory.abort?.abort();
       const running = flushes.inFlight();
       if (running) await running;
@@ -191,6 +192,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
         statusLine.rendered(ctx, messages, messages);
         return undefined;
       }
+      const sessionFile = ctx.sessionManager.getSessionFile();
       const out = render(memory.engine, {
         settings: s,
         model: modelIdentity(ctx),
@@ -199,6 +201,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
         facts: () => liveFacts(memory, pi, ctx, now()),
         flushInFlight: flushes.inFlight() !== undefined,
         recall: true,
+        ...(sessionFile ? { spill: { thresholdBytes: s.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } } : {}),
       });
       memory.engine = out.state;
       if (out.persist) {
@@ -219,8 +222,8 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
       if (!s.enabled) return undefined;
       const out = onProviderRequest({ memory, pi, ctx, settings: s, payload: event.payload, now: now() });
       // What the render decided is persisted now that the request is built (never from inside the render).
-      persistWaiting();
-      return out;
+      const written = persistWaiting((text) => report(ctx, text, "warning"));
+      return written ? written.then(() => out) : out;
     },
     // A compaction about to apply discards the warmed prefix too.
     onCacheWarmingDecision: (event) =>

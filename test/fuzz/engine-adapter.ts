@@ -122,7 +122,15 @@ export async function flush(input: FlushInput): Promise<FlushOutput> {
  * cold re-plan (`render` in `src/engine/session.ts`, as the live `context` hook runs it).
  * Undefined when nothing changes history.
  */
-export function coldReplan(input: { state: EngineState; branch: ContextMessage[]; settings: KeeperSettings; model: Model; now: number; facts: DisciplineFacts }): { state: EngineState; entries: PersistEntry[] } | undefined {
+export function coldReplan(input: {
+  state: EngineState;
+  branch: ContextMessage[];
+  settings: KeeperSettings;
+  model: Model;
+  now: number;
+  facts: DisciplineFacts;
+  spillPathFor: (sha256: string) => string;
+}): { state: EngineState; entries: PersistEntry[]; spills: SpillWrite[] } | undefined {
   const out = session.render(engineStateOf(input.state), {
     settings: input.settings,
     model: input.model,
@@ -131,9 +139,10 @@ export function coldReplan(input: { state: EngineState; branch: ContextMessage[]
     facts: () => input.facts,
     flushInFlight: false,
     recall: true,
+    spill: { thresholdBytes: input.settings.recall.spillThresholdBytes, pathFor: (_call, sha) => input.spillPathFor(sha) },
   });
   if (!out.persist) return undefined;
-  return { state: { keeper: out.persist.nextState, recall: out.persist.nextRecall ?? input.state.recall }, entries: out.persist.entries };
+  return { state: { keeper: out.persist.nextState, recall: out.persist.nextRecall ?? input.state.recall }, entries: out.persist.entries, spills: out.persist.spills };
 }
 
 /** Session start or `/tree`: the state rebuilt from the branch's entries alone. */

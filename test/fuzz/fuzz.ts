@@ -33,7 +33,7 @@ export function formatTotals(t: FuzzTotals, ms: number): string {
     `failed sessions     ${t.failed}`,
     `originals recovered ${t.refsRecovered}/${t.refsOffered}`,
     `  from spill files  ${t.spillRecoveries} (after a compaction took them out of view)`,
-    `  without side file ${t.unspilled} (at or above the spill threshold; known open: cold re-plan, doc/fuzzing.md)`,
+    `  without side file ${t.unspilled} (at or above the spill threshold; --strict-spill fails on one)`,
     `flushes             ${t.flushes}`,
     `restarts survived   ${t.restarts}`,
     `faults survived     ${t.faults}`,

@@ -11,7 +11,7 @@ export interface SessionTotals {
   treeMoves: number;
   /** Spilled originals recovered from their side file after a compaction took them out of view. */
   spillRecoveries: number;
-  /** Offered originals at or above the spill threshold without a side file (known open: the cold re-plan). */
+  /** Offered originals at or above the spill threshold without a side file (a failure under --strict-spill). */
   unspilled: number;
   /** Re-plans at a render because the cache was already lost. */
   coldReplans: number;

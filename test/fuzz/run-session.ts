@@ -92,8 +92,18 @@ class Runner {
   async request(): Promise<void> {
     if (this.settings.enabled) {
       // The live render re-plans first when the cache is already lost.
-      const replan = engine.coldReplan({ state: this.state, branch: this.pi.context(), settings: this.settings, model: this.model, now: this.clock, facts: this.facts() });
+      const replan = engine.coldReplan({
+        state: this.state,
+        branch: this.pi.context(),
+        settings: this.settings,
+        model: this.model,
+        now: this.clock,
+        facts: this.facts(),
+        spillPathFor: (sha) => `${SPILL_DIR}/${sha}.txt`,
+      });
       if (replan) {
+        // As the host does at before_provider_request: side files first, then the entries.
+        for (const s of replan.spills) this.disk.set(s.path, Buffer.from(s.text, "utf8"));
         for (const e of replan.entries) this.pi.manager.appendCustomEntry(e.customType, e.data);
         this.state = replan.state;
         this.totals.coldReplans++;
