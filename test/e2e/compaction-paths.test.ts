@@ -52,9 +52,10 @@ const ROOMY = { compaction: { enabled: true, reserveTokens: 50_000, keepRecentTo
 
 describe("async compaction paths on the wire", () => {
   test("the cancel path: Pi's threshold compaction is cancelled while there is room, the job applies at a turn end", async () => {
-    // The job starts at 90k (no adaptive start), Pi's threshold comes a few 100 ms turns later,
-    // the 2 s summary well before the context runs out of room.
-    const delays = Array.from({ length: 48 }, () => 100);
+    // The job starts at 90k (no adaptive start, about turn 37), Pi's threshold comes a few turns
+    // later, the 2 s summary well before the context runs out of room. Turns after the start take
+    // 400 ms, so the summary is back within the loop however fast the machine runs the turns.
+    const delays = Array.from({ length: 48 }, (_, i) => (i < 36 ? 100 : 400));
     const script = [...readSteps(delays), { text: "Done.", delayMs: 0 }];
     const r = await run("cancel", {
       script,
