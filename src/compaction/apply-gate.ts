@@ -6,7 +6,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { modelKeyOf, settingsKeyOf } from "./controller.ts";
 import type { JobSnapshot, ReadyCompaction } from "./job-reducer.ts";
 import { previewAfterApply } from "./preview.ts";
-import type { CompactionSettings, PiCompactionPrimitives, SessionEntry } from "./primitives.ts";
+import type { AgentMessage, CompactionSettings, PiCompactionPrimitives, SessionEntry } from "./primitives.ts";
 import { type BranchEntryInfo, validateReadyJob, type ValidationResult } from "./validate.ts";
 
 export function branchInfo(branch: readonly SessionEntry[]): BranchEntryInfo[] {
@@ -25,11 +25,14 @@ export interface LiveValidationInput {
   thinkingLevel: string;
   customInstructions?: string;
   primitives: PiCompactionPrimitives;
+  /** The messages as they will be sent (the keeper's render); default: as they are. */
+  sentContext?: (messages: AgentMessage[], ctx: ExtensionContext) => AgentMessage[];
 }
 
 export function validateAgainstLive(input: LiveValidationInput): ValidationResult & { previewTokens: number } {
   const { ctx, snapshot, result, branch, settings } = input;
-  const previewTokens = previewAfterApply(branch, result, input.primitives).tokens;
+  const sent = input.sentContext;
+  const previewTokens = previewAfterApply(branch, result, input.primitives, sent ? (messages) => sent(messages, ctx) : undefined).tokens;
   const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow ?? 0;
   const verdict = validateReadyJob({
     snapshot,

@@ -18,6 +18,8 @@ export function previewAfterApply(
   branch: SessionEntry[],
   result: { summary: string; firstKeptEntryId: string; details?: unknown },
   prims: PiCompactionPrimitives,
+  /** The messages as they will be sent (e.g. the keeper's pruned render); default: as built. */
+  sent?: (messages: AgentMessage[]) => AgentMessage[],
 ): ApplyPreview {
   const leaf = branch[branch.length - 1];
   const system = prims.getCurrentSystemMessage(prims.buildSessionProjection(branch).messages);
@@ -34,5 +36,6 @@ export function previewAfterApply(
     ...(system ? { systemMessage: system } : {}),
   } as SessionEntry;
   const projection = prims.buildSessionProjection([...branch, entry], PREVIEW_ENTRY_ID);
-  return { messages: projection.messages, tokens: estimateAllTokens(projection.messages, prims) };
+  const messages = sent ? sent(projection.messages) : projection.messages;
+  return { messages, tokens: estimateAllTokens(messages, prims) };
 }

@@ -9,6 +9,7 @@ import { readCompactionEnv } from "../compaction/config.ts";
 import type { CompactionController } from "../compaction/controller.ts";
 import { createDefaultAdapter } from "../compaction/default-adapter.ts";
 import type { LifecycleEvent, LifecycleListener } from "../compaction/lifecycle.ts";
+import type { AgentMessage } from "../compaction/primitives.ts";
 import { piCompact, piCompactionPrimitives } from "./compaction-runtime.ts";
 import { registerAsyncCompaction } from "../compaction/register-async.ts";
 import { registerDisabledCompactNowCommand } from "../compaction/wiring/compact-now-command.ts";
@@ -24,6 +25,8 @@ export interface KeeperCompactionOptions {
    * keeper settings (`enabled && compaction.enabled`); false makes every hook a no-op.
    */
   isActive?: (ctx: ExtensionContext) => boolean;
+  /** The messages as the keeper will send them: the "compacted context fits" check measures these. */
+  sentContext?: (messages: AgentMessage[], ctx: ExtensionContext) => AgentMessage[];
 }
 
 const DEFAULT_LABEL = "async compaction";
@@ -49,6 +52,7 @@ export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompac
     getCompactionSettings: (ctx) => SettingsManager.create(ctx.cwd).getCompactionSettings(ctx.model),
     onLifecycleEvent: withTrace(options.onLifecycleEvent, config.traceFile),
     isActive: options.isActive,
+    sentContext: options.sentContext,
   });
 }
 

@@ -56,6 +56,8 @@ export function registerKeeper(pi: ExtensionAPI, options: RegisterKeeperOptions 
   compaction = registerKeeperCompaction(hub.pi, {
     ...options.compaction,
     isActive: () => keeper.settings().enabled && keeper.settings().compaction.enabled,
+    // After an apply the keeper prunes the kept tail again: measure the compacted context as sent.
+    sentContext: (messages, ctx) => keeper.sentContext(messages as ContextMessage[], ctx) as typeof messages,
   });
 
   const own = keeperSteps(keeper);

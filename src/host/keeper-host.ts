@@ -16,6 +16,7 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import { type CompactionOutlook, compactionStopsWarming } from "../compaction/cooperation.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
+import { keeperRender } from "../engine/render.ts";
 import { compacted, flushesActive, observeUsage, render } from "../engine/session.ts";
 import { budgetStep, closesRequest } from "../engine/triggers.ts";
 import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
@@ -58,6 +59,8 @@ export interface KeeperHost {
   /** Argument completions for `/keeper` (Pi passes the text typed after "/keeper "). */
   keeperCompletions(prefix: string): CompletionItem[] | null;
   settings(): KeeperSettings;
+  /** `messages` as the keeper would render them now (pure: nothing is recorded or persisted). */
+  sentContext(messages: ContextMessage[], ctx: ExtensionContext): ContextMessage[];
   /** The `keeper_recall` tool, registered inactive; activated at session start when enabled. */
   recallTool(): ReturnType<typeof createRecallToolDefinition>;
   /** Whether a flush is running (tests). */
@@ -152,6 +155,10 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
 
   return {
     settings,
+    sentContext(messages, ctx) {
+      const s = settings();
+      return s.enabled ? keeperRender({ messages, state: memory.engine.keeper, settings: s, model: modelIdentity(ctx) }) : messages;
+    },
     busy: () => flushes.inFlight() !== undefined,
     cacheFacts: (ctx) => liveFacts(memory, pi, ctx, now()),
     onSessionStart(ctx) {

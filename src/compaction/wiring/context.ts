@@ -10,7 +10,7 @@ import { type AsyncCompactionConfig, DEFAULT_START_RATIO, DEFAULT_TIMEOUT_MS, DE
 import { CompactionController, type Timers } from "../controller.ts";
 import type { JobSnapshot } from "../job-reducer.ts";
 import type { LifecycleListener } from "../lifecycle.ts";
-import type { CompactionSettings, PiCompactionPrimitives } from "../primitives.ts";
+import type { CompactionSettings, PiCompactionPrimitives, AgentMessage } from "../primitives.ts";
 import type { ReadyJobState } from "../restore.ts";
 
 export interface RegisterAsyncCompactionOptions {
@@ -32,6 +32,12 @@ export interface RegisterAsyncCompactionOptions {
    * left over from an active period is cancelled.
    */
   isActive?: (ctx: ExtensionContext) => boolean;
+  /**
+   * The messages as they will be sent (another extension's render, e.g. the keeper's pruning),
+   * so the "does the compacted context fit" check measures what the provider will see rather than
+   * the raw branch. Default: the messages as they are.
+   */
+  sentContext?: (messages: AgentMessage[], ctx: ExtensionContext) => AgentMessage[];
 }
 
 export interface SettleRetry {

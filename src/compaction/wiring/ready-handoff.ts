@@ -22,7 +22,7 @@ export interface ValidateReadyInput {
 
 export function validateReady(rc: RegistrationContext, input: ValidateReadyInput) {
   const { ctx, ready, branch, settings, customInstructions } = input;
-  return validateAgainstLive({ ctx, snapshot: ready.job, result: ready.result, branch, settings, thinkingLevel: thinkingOf(rc, ctx), customInstructions, primitives: rc.options.primitives });
+  return validateAgainstLive({ ctx, snapshot: ready.job, result: ready.result, branch, settings, thinkingLevel: thinkingOf(rc, ctx), customInstructions, primitives: rc.options.primitives, sentContext: rc.options.sentContext });
 }
 
 export function rejectReady(rc: RegistrationContext, rejection: { jobId: string; path: ApplyPath; reason: InvalidationReason }): void {
