@@ -166,7 +166,12 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
       const diagnostics = store.loaded().diagnostics;
       if (diagnostics.length) report(ctx, diagnostics.map(formatDiagnostic).join("\n"), "warning");
       const modelWarning = summarizerModelWarning(ctx, settings());
-      if (modelWarning) report(ctx, `context-keeper: ${modelWarning}`, "warning");
+      if (modelWarning) {
+        // The same text the first flush would give: said once per session (flush-job.ts keeps the set).
+        const text = `context-keeper: ${modelWarning}`;
+        if (!memory.notices.has(text)) report(ctx, text, "warning");
+        memory.notices.add(text);
+      }
       if (settings().enabled) activate(ctx);
       command.noteModels(ctx);
       statusLine.refresh(ctx);

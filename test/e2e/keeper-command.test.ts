@@ -20,7 +20,7 @@ describe("/keeper subcommands in pi", () => {
     const run = await runPi({
       mode: "rpc",
       keepWorkspace: true,
-      contextKeeper: { summarizer: { model: "nope/missing-model" } },
+      contextKeeper: { summarizer: { mode: "model", model: "nope/missing-model" } },
       prompts: ["/keeper now", "/keeper stats", "/keeper", "/keeper set pruning.minBatchChars 3000", "/keeper set pruning.minBatchChar 3", "/keeper save", "/keeper"],
     });
     workspaces.push(run.workspace);
@@ -48,7 +48,7 @@ describe("/keeper subcommands in pi", () => {
     const settingsPath = join(run.workspace.agentDir, "settings.json");
     expect(messages.some((m) => m.includes(`saved to ${settingsPath} (your Pi settings, read in every project): pruning.minBatchChars = 3000`))).toBe(true);
     const saved = JSON.parse(readFileSync(settingsPath, "utf8"));
-    expect(saved.contextKeeper).toEqual({ summarizer: { model: "nope/missing-model" }, pruning: { minBatchChars: 3000 } });
+    expect(saved.contextKeeper).toEqual({ summarizer: { mode: "model", model: "nope/missing-model" }, pruning: { minBatchChars: 3000 } });
     expect(saved.cacheWarming).toBe("off");
     expect(saved.defaultProvider).toBe("fake-anthropic");
 
@@ -61,7 +61,7 @@ describe("/keeper subcommands in pi", () => {
 });
 
 describe("/keeper off and /keeper on in the middle of a session", () => {
-  test("off: the next request carries the raw output; on: the stub is back; no request refused", async () => {
+  test("off: the next request carries the raw output; on: pruned again from the session; no request refused", async () => {
     const big = Array.from({ length: 300 }, (_, i) => `row ${i}: ${"alpha beta gamma delta ".repeat(3)}`).join("\n");
     const run = await runPi({
       mode: "rpc",
@@ -85,7 +85,10 @@ describe("/keeper off and /keeper on in the middle of a session", () => {
     console.log(`[keeper off/on] tool_result chars: on ${sizes[0]}, off ${sizes[1]}, on again ${sizes[2]} (file ${big.length})`);
     expect(sizes[0]!).toBeLessThan(big.length / 4); // stubbed after the first request's flush
     expect(sizes[1]!).toBeGreaterThanOrEqual(big.length); // off: as Pi has it
-    expect(sizes[2]).toBe(sizes[0]); // on again: the same stub, restored from the session
+    // On again: pruned again from the session's state — the read's output is not sent raw, its ref is.
+    const fourth = JSON.stringify(run.mainRequests[4]!.body.messages);
+    expect(fourth).not.toContain("row 299:");
+    expect(fourth).toMatch(/ref=toolu_/);
     const messages = run.notifications.map((n) => n.message);
     expect(messages.some((m) => m.includes("context-keeper is off from the next request"))).toBe(true);
     expect(messages.some((m) => m.includes("context-keeper is on from the next request"))).toBe(true);
