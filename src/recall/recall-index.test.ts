@@ -12,7 +12,9 @@ describe("recall index", () => {
   test("zod schema round-trips every field (property)", () => {
     const entry = fc.record(
       {
-        occurrenceKey: fc.string({ minLength: 1 }),
+        // Occurrence keys have the form toolCallId@timestamp#n (src/prune/occurrence.ts): never a bare
+        // "__proto__", which a plain-object record cannot hold as data.
+        occurrenceKey: fc.tuple(fc.string(), fc.integer(), fc.nat(9)).map(([id, ts, n]) => `${id}@${ts}#${n}`),
         toolCallId: fc.string(),
         toolName: fc.string(),
         entryId: fc.string(),
