@@ -8,9 +8,8 @@
  * entry keeps the hash and size, not the spill path).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import type { FlushResult } from "../engine/flush.ts";
-import { CUSTOM_TYPE_RECALL } from "../recall/recall-entries.ts";
-import type { RecallIndex } from "../recall/recall-index.ts";
+import { type FlushResult, withoutSpillFailures } from "../engine/flush.ts";
+import { type SpillFailure, withoutFailedSpills } from "../recall/recall-index.ts";
 import type { HostMemory } from "./host-types.ts";
 
 export interface ColdReplanCommit {
@@ -43,8 +42,9 @@ export function commitColdReplans(input: ColdReplanCommit): Promise<void> | unde
         }
       }
     }
-    if (failed.size > 0) {
-      input.memory.engine = { ...input.memory.engine, recall: withoutSpillPaths(input.memory.engine.recall, failed) };
+    const failures: SpillFailure[] = [...failed].map(([path, error]) => ({ path, error }));
+    if (failures.length > 0) {
+      input.memory.engine = { ...input.memory.engine, recall: withoutFailedSpills(input.memory.engine.recall, failures) };
       if (!input.memory.notices.has(SPILL_NOTICE)) {
         input.memory.notices.add(SPILL_NOTICE);
         const [first] = failed.values();
@@ -54,25 +54,9 @@ export function commitColdReplans(input: ColdReplanCommit): Promise<void> | unde
         );
       }
     }
-    append(failed.size === 0 ? input.waiting : input.waiting.map((r) => withoutFailedRecall(r, failed)));
+    append(input.waiting.map((r) => withoutSpillFailures(r, failures)));
   })();
 }
 
 /** The key a flush's spill warning shares, so a session sees one warning whichever path failed. */
 export const SPILL_NOTICE = "spill-write-failed";
-
-function withoutFailedRecall(result: FlushResult, failed: ReadonlyMap<string, string>): FlushResult {
-  const entries = result.entries.map((e) => (e.customType === CUSTOM_TYPE_RECALL ? { ...e, data: withoutSpillPaths(e.data as RecallIndex, failed) } : e));
-  return { ...result, entries, spills: result.spills.filter((s) => !failed.has(s.path)) };
-}
-
-function withoutSpillPaths(index: RecallIndex, failed: ReadonlyMap<string, string>): RecallIndex {
-  let entries: RecallIndex["entries"] | undefined;
-  for (const [key, entry] of Object.entries(index.entries)) {
-    if (entry.spillPath === undefined || !failed.has(entry.spillPath)) continue;
-    const { spillPath: _path, preview: _preview, ...kept } = entry;
-    entries ??= { ...index.entries };
-    entries[key] = kept;
-  }
-  return entries ? { ...index, entries } : index;
-}
