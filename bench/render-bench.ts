@@ -151,20 +151,37 @@ for (const [i, r] of rows.entries()) {
 }
 console.log("render: the keeper's `context` pipeline over a persisted state; clone: structuredClone of the same messages.");
 
-// Everything the extension adds to one request (bench/request-cost.ts), beside Pi's clone.
+// Everything the extension adds to one request (bench/request-cost.ts), beside Pi's clone: a
+// growing session (2 messages per request, a request-end flush every 4th), fresh clones and
+// payloads; the timed requests are centred on the size named.
 console.log("");
-const costRows: string[][] = [["messages", "context", "cold check", "before_request", "message_end", "adds per request", "Pi's clone", "adds / clone"]];
+const costRows: string[][] = [["messages", "requests", "flushes", "context", "cold check", "before_request", "message_end", "adds (median)", "adds (p90)", "adds (mean)", "Pi's clone", "adds / clone"]];
 for (const size of [1_000, 5_000]) {
-  const { messages, requestEnds } = generateSession(size);
-  const state = stateAfterFlushes(messages, requestEnds, size > 2000 ? 5 : 1);
-  const context = [...messages, { role: "user", content: [{ type: "text", text: "next prompt" }], timestamp: Number.MAX_SAFE_INTEGER } as ContextMessage];
-  const c = measureRequestCost({ context, state, model: { provider: INFO.provider, id: INFO.model, api: INFO.api }, samples: size >= 5000 ? 60 : 200 });
-  costRows.push([String(size), fmt(c.context), fmt(c.coldCheck), fmt(c.beforeRequest), fmt(c.messageEnd), fmt(c.total), fmt(c.clone), `${(c.total / c.clone).toFixed(2)}×`]);
-  console.log(`adds ${c.total.toFixed(2)} ms per request at ${size} messages (Pi's structuredClone: ${c.clone.toFixed(2)} ms)`);
+  const samples = size >= 5000 ? 60 : 200;
+  const warmup = 10;
+  const start = size - samples; // ~2 messages per request: the timed ones span size ± samples
+  const { messages: session, requestEnds } = generateSession(start + 2 * (samples + warmup) + 20);
+  const state = stateAfterFlushes(session.slice(0, start), requestEnds.filter((e) => e <= start), size > 2000 ? 5 : 1);
+  const c = await measureRequestCost({ session, start, state, model: { provider: INFO.provider, id: INFO.model, api: INFO.api }, samples, warmup });
+  costRows.push([
+    `${c.messages.first}–${c.messages.last}`,
+    String(c.requests),
+    String(c.flushes),
+    fmt(c.context.median),
+    fmt(c.coldCheck.median),
+    fmt(c.beforeRequest.median),
+    fmt(c.messageEnd.median),
+    fmt(c.total.median),
+    fmt(c.total.p90),
+    fmt(c.total.mean),
+    fmt(c.clone.median),
+    `${(c.total.median / c.clone.median).toFixed(2)}×`,
+  ]);
+  console.log(`adds ${c.total.median.toFixed(2)} ms per request at ${size} messages (median; mean ${c.total.mean.toFixed(2)} ms; Pi's structuredClone: ${c.clone.median.toFixed(2)} ms)`);
 }
 const costWidths = costRows[0].map((_, i) => Math.max(...costRows.map((r) => r[i].length)));
 for (const [i, r] of costRows.entries()) {
   console.log(r.map((c, j) => (j === 0 ? c.padEnd(costWidths[j]) : c.padStart(costWidths[j]))).join("  "));
   if (i === 0) console.log(costWidths.map((w) => "-".repeat(w)).join("  "));
 }
-console.log("adds: the host's context + before_provider_request + message_end handlers (medians, warm cache, seam on).");
+console.log("adds: the host's context + before_provider_request + message_end handlers per request (fresh clone and payload each, seam on); handler columns are medians.");
