@@ -31,19 +31,25 @@ export interface FingerprintOptions {
   thinkingLevel: string;
   /** Index in body.messages of the last frozen message (−1: none). */
   seamMessageIndex: number;
-  /** `flattenRequest(body)` and `fingerprintRequest(body)` when the caller has them (marks change neither). */
-  precomputed?: { blocks: readonly FlatBlock[]; fingerprint: LayerFingerprints };
+  /**
+   * `flattenRequest(body)` and `fingerprintRequest(body)` when the caller has them (marks change
+   * neither); `tokens`: the default estimate of each block, aligned with `blocks` (used when no `estimate` is given).
+   */
+  precomputed?: { blocks: readonly FlatBlock[]; fingerprint: LayerFingerprints; tokens?: readonly number[] };
   estimate?: TokenEstimator;
 }
 
 export function fingerprintLayers(body: WireRequestBody, options: FingerprintOptions): RequestFingerprint {
   const fp = options.precomputed?.fingerprint ?? fingerprintRequest(body);
+  const known = options.estimate ? undefined : options.precomputed?.tokens;
   const estimate = options.estimate ?? createCharRatioEstimator();
   const seam = Math.min(options.seamMessageIndex, body.messages.length - 1);
   const tokens = { tools: 0, system: 0, messages: body.messages.map(() => 0) };
   let tail = EMPTY_PREFIX_HASH;
-  for (const b of options.precomputed?.blocks ?? flattenRequest(body)) {
-    const t = estimate(b);
+  const blocks = options.precomputed?.blocks ?? flattenRequest(body);
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i];
+    const t = known ? known[i] : estimate(b);
     if (b.layer === "tools") tokens.tools += t;
     else if (b.layer === "system") tokens.system += t;
     else {

@@ -46,6 +46,8 @@ export interface SeamOptions {
   defaultTtl?: "5m" | "1h";
   /** `flattenRequest(payload)` when the caller already has it (saves flattening the body again). */
   flat?: readonly FlatBlock[];
+  /** With `flat`: the default char-ratio estimate of each block (saves estimating them again). */
+  flatTokens?: readonly number[];
 }
 
 export type SeamSkip =
@@ -67,13 +69,16 @@ function isMarkable(block: FlatBlock, types: readonly string[]): boolean {
   return true;
 }
 
-export function defaultPrefixTokenEstimate(flat?: readonly FlatBlock[]): (payload: WireRequestBody, at: BlockAddress) => number {
+export function defaultPrefixTokenEstimate(flat?: readonly FlatBlock[], flatTokens?: readonly number[]): (payload: WireRequestBody, at: BlockAddress) => number {
   const estimate = createCharRatioEstimator();
+  const known = flat ? flatTokens : undefined;
   return (payload, at) => {
     let sum = 0;
-    for (const b of flat ?? flattenRequest(payload)) {
+    const blocks = flat ?? flattenRequest(payload);
+    for (let i = 0; i < blocks.length; i++) {
+      const b = blocks[i];
       if (b.layer === "messages" && (b.messageIndex > at.messageIndex || (b.messageIndex === at.messageIndex && b.blockIndex > at.blockIndex))) break;
-      sum += estimate(b);
+      sum += known ? known[i] : estimate(b);
     }
     return sum;
   };
@@ -115,7 +120,7 @@ export function planSeamMark(payload: WireRequestBody, options: SeamOptions): Se
   const ttl: "5m" | "1h" = mustBe1h ? "1h" : mustBe5m ? "5m" : neighbour ? (is1h(neighbour) ? "1h" : "5m") : options.defaultTtl ?? "5m";
 
   const at = { messageIndex: target.messageIndex, blockIndex: target.blockIndex };
-  const prefixTokens = (options.estimatePrefixTokens ?? defaultPrefixTokenEstimate(flat))(payload, at);
+  const prefixTokens = (options.estimatePrefixTokens ?? defaultPrefixTokenEstimate(flat, options.flat ? options.flatTokens : undefined))(payload, at);
   if (prefixTokens < options.minCacheableTokens) return skip("below-minimum");
   return { kind: "place", at, mark: mark(ttl), prefixTokens, existingMarks };
 }

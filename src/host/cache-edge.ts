@@ -13,8 +13,7 @@ import { attributeBust, fingerprintLayers, recordFingerprint } from "../discipli
 import { cacheTtlMs, warmingOverride, type CacheKeySnapshot, type WarmingDecisionFields } from "../discipline/cold-cache.ts";
 import { tallyRequest } from "../discipline/rewrite-tally.ts";
 import { appendToRing } from "../discipline/ring.ts";
-import { flattenRequest } from "../cache/flatten.ts";
-import { fingerprintRequest } from "../cache/fingerprints.ts";
+import { digestBody } from "../cache/body-digest.ts";
 import { messagePrefixesOf } from "../discipline/seam-placement.ts";
 import { cacheFacts, ledgerExtended, ledgerFromBranch } from "../engine/cache-ledger.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
@@ -104,13 +103,15 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   const previousKey = memory.engine.ledger.lastKey;
   const rewroteSinceLast = memory.engine.ledger.rewroteSinceLast;
   const body = isWireBody(payload) ? payload : undefined;
-  // The body is flattened and hashed once: the seam's lazy move and the fingerprints share it
-  // (cache marks change neither).
-  const blocks = body && !warmPing ? flattenRequest(body) : undefined;
-  const fingerprint = body && blocks ? fingerprintRequest(body, blocks) : undefined;
+  // The body is flattened and hashed once, against the last one (only what changed is hashed):
+  // the seam's lazy move and the fingerprints share it (cache marks change neither).
+  const digest = body && !warmPing ? digestBody(body, memory.bodyDigest) : undefined;
+  if (digest) memory.bodyDigest = digest;
+  const blocks = digest?.blocks;
+  const fingerprint = digest?.fingerprint;
   const messagePrefixes = body && fingerprint ? messagePrefixesOf(body, fingerprint) : undefined;
   const model = ctx.model ? { api: ctx.model.api, id: ctx.model.id } : undefined;
-  const out = send(memory.engine, { body, key, warmPing, settings, model, ...(messagePrefixes && blocks ? { messagePrefixes, flat: blocks } : {}) });
+  const out = send(memory.engine, { body, key, warmPing, settings, model, ...(messagePrefixes && digest ? { messagePrefixes, flat: digest.blocks, flatTokens: digest.tokens } : {}) });
   memory.engine = out.state;
   if (!body || !out.body) return undefined;
   if (warmPing) return out.body === body ? undefined : out.body;
@@ -120,7 +121,7 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
     model: key.model,
     thinkingLevel: key.thinkingLevel,
     seamMessageIndex: out.seam,
-    ...(blocks && fingerprint ? { precomputed: { blocks, fingerprint } } : {}),
+    ...(blocks && fingerprint && digest ? { precomputed: { blocks, fingerprint, tokens: digest.tokens } } : {}),
   });
   const previous = memory.fingerprints.entries[memory.fingerprints.entries.length - 1];
   let extended = false;

@@ -11,6 +11,7 @@ import type { BustAttribution, FingerprintLog } from "../discipline/schema.ts";
 import { emptyFingerprintLog } from "../discipline/attribution.ts";
 import { emptyRewriteTally, type RewriteTally } from "../discipline/rewrite-tally.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
+import type { BodyDigest } from "../cache/body-digest.ts";
 
 /** "cold": a re-plan without new summaries at a request whose cache is already lost. */
 export type FlushTrigger = "request-end" | "budget" | "manual" | "cold";
@@ -39,6 +40,8 @@ export interface HostMemory {
   readonly notices: Set<string>;
   /** Cold re-plans decided at a render, appended once the request is on its way. */
   toPersist: FlushResult[];
+  /** The last main request body's flat blocks and fingerprints: the next one is digested against it. */
+  bodyDigest: BodyDigest | undefined;
   /** Per-layer fingerprints and bust attributions, for `/keeper cache`. */
   fingerprints: FingerprintLog;
   attributions: BustAttribution[];
@@ -57,6 +60,7 @@ export function emptyHostMemory(): HostMemory {
     summaryCache: new Map(),
     notices: new Set(),
     toPersist: [],
+    bodyDigest: undefined,
     fingerprints: emptyFingerprintLog(),
     attributions: [],
     tally: emptyRewriteTally(),
