@@ -29,6 +29,8 @@ import { frontierEntry, statsEntry, summaryEntry } from "../src/state/entries.ts
 import type { KeeperState } from "../src/state/schema.ts";
 
 export interface Stat {
+  /** The least disturbed tenth (a shared machine's load lands in the upper ones). */
+  p10: number;
   median: number;
   p90: number;
   mean: number;
@@ -49,24 +51,46 @@ export interface RequestCost {
 
 function stat(xs: number[]): Stat {
   const s = [...xs].sort((a, b) => a - b);
-  return { median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.ceil(0.9 * s.length) - 1)], mean: xs.reduce((a, b) => a + b, 0) / xs.length };
+  return { p10: s[Math.floor(s.length / 10)], median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.ceil(0.9 * s.length) - 1)], mean: xs.reduce((a, b) => a + b, 0) / xs.length };
+}
+
+/** A full collection when the runtime offers one (bun: `Bun.gc`; node: `--expose-gc`). */
+function collectGarbage(): void {
+  const g = globalThis as { Bun?: { gc(force: boolean): void }; gc?: () => void };
+  if (g.Bun) g.Bun.gc(true);
+  else g.gc?.();
 }
 
 const isAssistant = (m: ContextMessage): boolean => m.role === "assistant";
 
-/**
- * Runs the requests of `session` from message `start` on (each assistant message is the answer
- * to the request made of everything before it), the first `warmup` untimed, then up to
- * `samples` timed. `state` is the persisted state of `session.slice(0, start)`.
- */
-export async function measureRequestCost(o: {
+export interface RequestRunnerOptions {
   session: readonly ContextMessage[];
   start: number;
   state: KeeperState;
   model: { provider: string; id: string; api: string };
-  samples: number;
-  warmup: number;
-}): Promise<RequestCost> {
+  /** A full garbage collection before each request, outside the timing (the clone's garbage then never lands in a handler's timing). */
+  collectBetween?: boolean;
+  /** Another build of the host (a before/after comparison in one process); default this one's. */
+  createHost?: typeof createKeeperHost;
+}
+
+/** One request's timings (ms); `flushed`: its answer ended the request and the flush ran (untimed). */
+export interface RequestSample {
+  context: number;
+  beforeRequest: number;
+  messageEnd: number;
+  total: number;
+  clone: number;
+  messages: number;
+  flushed: boolean;
+}
+
+/**
+ * The requests of `session` from message `start` on, one per `step()` (each assistant message is
+ * the answer to the request made of everything before it); `state` is the persisted state of
+ * `session.slice(0, start)`. `step()` resolves undefined when the session is used up.
+ */
+export function createRequestRunner(o: RequestRunnerOptions): { step(): Promise<RequestSample | undefined>; coldCheck(): number } {
   const { session, state, model } = o;
   const raw: ContextMessage[] = session.slice(0, o.start);
   const entries: unknown[] = [frontierEntry(state.frontier), statsEntry(state.stats), ...Object.values(state.summaries).map(summaryEntry)].map((e, i) => ({ type: "custom", id: `k${i}`, ...e }));
@@ -89,65 +113,64 @@ export async function measureRequestCost(o: {
   } as unknown as ExtensionContext;
   const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
   process.env.PI_CODING_AGENT_DIR = join(ctx.cwd, "agent");
-  const host = createKeeperHost(pi as never, { now: () => clock.now });
+  const host = (o.createHost ?? createKeeperHost)(pi as never, { now: () => clock.now });
   host.onSessionStart(ctx);
   if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
   else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
-
-  const times: Record<"context" | "coldCheck" | "beforeRequest" | "messageEnd" | "total" | "clone", number[]> = { context: [], coldCheck: [], beforeRequest: [], messageEnd: [], total: [], clone: [] };
-  let sink = 0;
-  let flushes = 0;
   let next = o.start;
-  const sizes: number[] = [];
-  for (let request = 0; request < o.warmup + o.samples && next < session.length; request++) {
-    // The request: everything before the next answer.
-    while (next < session.length && !isAssistant(session[next])) raw.push(session[next++]);
-    if (next >= session.length) break;
-    const answer = { ...session[next++], usage: { input: 5, output: 5, cacheRead: 90_000, cacheWrite: 100, totalTokens: 0, cost: {} } } as unknown as ContextMessage;
-    clock.now += 10_000;
-    const c0 = performance.now();
-    const messages = structuredClone(raw); // Pi's copy (runner.js) — the baseline, not the extension's
-    const c1 = performance.now();
-    const t0 = performance.now();
-    const out = host.onContext({ type: "context", messages } as never, ctx);
-    const t1 = performance.now();
-    const payload = serializeForAnthropic(toLlmMessages((out?.messages ?? messages) as never), { model }); // Pi's work
-    const t2 = performance.now();
-    host.onBeforeProviderRequest({ type: "before_provider_request", payload } as never, ctx);
-    const t3 = performance.now();
-    host.onMessageEnd(answer, ctx);
-    const t4 = performance.now();
-    raw.push(answer);
-    sink += (out?.messages.length ?? 0) + payload.messages.length;
-    const flushing = host.busy();
-    if (flushing) {
-      while (host.busy()) await new Promise((r) => setTimeout(r, 0));
-      if (request >= o.warmup) flushes++;
-    }
-    if (request < o.warmup) continue;
-    sizes.push(messages.length);
-    times.context.push(t1 - t0);
-    times.beforeRequest.push(t3 - t2);
-    times.messageEnd.push(t4 - t3);
-    times.total.push(t1 - t0 + (t4 - t2));
-    times.clone.push(c1 - c0);
-  }
-  // The cold-cache check alone: the facts the render consults before rendering.
-  for (let i = 0; i < o.samples; i++) {
-    const t0 = performance.now();
-    sink += host.cacheFacts(ctx).requestTimes.length;
-    times.coldCheck.push(performance.now() - t0);
-  }
-  if (sink < 0) console.log(sink);
+
   return {
-    context: stat(times.context),
-    coldCheck: stat(times.coldCheck),
-    beforeRequest: stat(times.beforeRequest),
-    messageEnd: stat(times.messageEnd),
-    total: stat(times.total),
-    clone: stat(times.clone),
-    requests: times.total.length,
-    flushes,
-    messages: { first: sizes[0] ?? 0, last: sizes[sizes.length - 1] ?? 0 },
+    async step() {
+      // The request: everything before the next answer.
+      while (next < session.length && !isAssistant(session[next])) raw.push(session[next++]);
+      if (next >= session.length) return undefined;
+      const answer = { ...session[next++], usage: { input: 5, output: 5, cacheRead: 90_000, cacheWrite: 100, totalTokens: 0, cost: {} } } as unknown as ContextMessage;
+      clock.now += 10_000;
+      if (o.collectBetween) collectGarbage();
+      const c0 = performance.now();
+      const messages = structuredClone(raw); // Pi's copy (runner.js) — the baseline, not the extension's
+      const c1 = performance.now();
+      const t0 = performance.now();
+      const out = host.onContext({ type: "context", messages } as never, ctx);
+      const t1 = performance.now();
+      const payload = serializeForAnthropic(toLlmMessages((out?.messages ?? messages) as never), { model }); // Pi's work
+      const t2 = performance.now();
+      host.onBeforeProviderRequest({ type: "before_provider_request", payload } as never, ctx);
+      const t3 = performance.now();
+      host.onMessageEnd(answer, ctx);
+      const t4 = performance.now();
+      raw.push(answer);
+      const flushed = host.busy();
+      while (host.busy()) await new Promise((r) => setTimeout(r, 0));
+      return { context: t1 - t0, beforeRequest: t3 - t2, messageEnd: t4 - t3, total: t1 - t0 + (t4 - t2), clone: c1 - c0, messages: messages.length, flushed };
+    },
+    coldCheck() {
+      const t0 = performance.now();
+      host.cacheFacts(ctx);
+      return performance.now() - t0;
+    },
+  };
+}
+
+/** Runs `warmup` untimed requests, then up to `samples` timed ones. */
+export async function measureRequestCost(o: RequestRunnerOptions & { samples: number; warmup: number }): Promise<RequestCost> {
+  const runner = createRequestRunner(o);
+  const samples: RequestSample[] = [];
+  for (let request = 0; request < o.warmup + o.samples; request++) {
+    const sample = await runner.step();
+    if (!sample) break;
+    if (request >= o.warmup) samples.push(sample);
+  }
+  const coldChecks = Array.from({ length: o.samples }, () => runner.coldCheck());
+  return {
+    context: stat(samples.map((s) => s.context)),
+    coldCheck: stat(coldChecks),
+    beforeRequest: stat(samples.map((s) => s.beforeRequest)),
+    messageEnd: stat(samples.map((s) => s.messageEnd)),
+    total: stat(samples.map((s) => s.total)),
+    clone: stat(samples.map((s) => s.clone)),
+    requests: samples.length,
+    flushes: samples.filter((s) => s.flushed).length,
+    messages: { first: samples[0]?.messages ?? 0, last: samples[samples.length - 1]?.messages ?? 0 },
   };
 }

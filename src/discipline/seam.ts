@@ -89,8 +89,9 @@ const is1h = (m: WireCacheControl): boolean => m.ttl === "1h";
 
 export function planSeamMark(payload: WireRequestBody, options: SeamOptions): SeamPlan {
   const flat = options.flat ?? flattenRequest(payload);
-  const marks = flat.filter((b) => b.mark !== undefined);
-  const existingMarks = marks.length;
+  const markAt: number[] = [];
+  for (let i = 0; i < flat.length; i++) if (flat[i].mark !== undefined) markAt.push(i);
+  const existingMarks = markAt.length;
   const skip = (reason: SeamSkip): SeamPlan => ({ kind: "skip", reason, existingMarks });
   if (options.api !== "anthropic-messages") return skip("not-anthropic");
   const seam = options.seamMessageIndex;
@@ -111,8 +112,8 @@ export function planSeamMark(payload: WireRequestBody, options: SeamOptions): Se
   if (target.mark !== undefined) return skip("already-marked");
   if (existingMarks + 1 > (options.maxMarks ?? ANTHROPIC_MAX_CACHE_MARKS)) return skip("mark-budget");
 
-  const before = marks.filter((b) => flat.indexOf(b) < chosen);
-  const after = marks.filter((b) => flat.indexOf(b) > chosen);
+  const before = markAt.filter((i) => i < chosen).map((i) => flat[i]);
+  const after = markAt.filter((i) => i > chosen).map((i) => flat[i]);
   const mustBe1h = after.some((b) => is1h(b.mark!));
   const mustBe5m = before.some((b) => !is1h(b.mark!));
   if (mustBe1h && mustBe5m) return skip("ttl-conflict");
