@@ -32,10 +32,12 @@ export const stubReplace: RenderPhase = (messages, { state, pairing: known }) =>
   const isShown = (ref: string) => (shown ??= refsInRequest(messages, state, pairing.callKeyByResultIndex.values())).has(ref);
   let out: ContextMessage[] | undefined;
   for (const [index, key] of pairing.callKeyByResultIndex) {
+    const own = textByKey.get(key);
+    if (own === undefined) continue; // not stubbed (every pointer's key has a text too)
     const pointer = pointers.get(key);
-    const text = pointer !== undefined && !isShown(pointer.ref) ? pointer.standalone : textByKey.get(key);
+    const text = pointer !== undefined && !isShown(pointer.ref) ? pointer.standalone : own;
     const m = messages[index];
-    if (text === undefined || !isToolResult(m) || isAlreadyStub(m, text)) continue;
+    if (!isToolResult(m) || isAlreadyStub(m, text)) continue;
     out ??= messages.slice();
     out[index] = { ...m, content: [{ type: "text", text }] };
   }
