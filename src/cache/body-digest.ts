@@ -26,6 +26,8 @@ export interface BodyDigest {
   fingerprint: LayerFingerprints;
   /** Default char-ratio token estimate of each block, aligned with `blocks`. */
   tokens: number[];
+  /** How many leading messages are the same as the previous digest's (0 without one). */
+  unchanged: number;
 }
 
 const estimate = createCharRatioEstimator();
@@ -82,7 +84,7 @@ const systemOf = (body: WireRequestBody): unknown[] =>
 /** Full digest: what the incremental one must equal. */
 function freshDigest(body: WireRequestBody): BodyDigest {
   const blocks = flattenRequest(body);
-  return { body, blocks, fingerprint: fingerprintRequest(body, blocks), tokens: blocks.map(estimate) };
+  return { body, blocks, fingerprint: fingerprintRequest(body, blocks), tokens: blocks.map(estimate), unchanged: 0 };
 }
 
 /** The previous digest's blocks `from..from+n`, now pointing at `entries` (their marks as they are now). */
@@ -114,6 +116,7 @@ export function digestBody(body: WireRequestBody, previous?: BodyDigest): BodyDi
   const messages: string[] = [];
   let h = EMPTY_PREFIX_HASH;
   let chainIntact = true;
+  let unchanged = 0;
   body.messages.forEach((message, mi) => {
     const old = before.messages[mi];
     const content = contentOf(message);
@@ -128,6 +131,7 @@ export function digestBody(body: WireRequestBody, previous?: BodyDigest): BodyDi
       }
     if (old !== undefined) at += contentOf(old).length;
     if (chainIntact && reuse) {
+      unchanged = mi + 1;
       h = previous.fingerprint.messages[mi];
       messages.push(h);
       return;
@@ -137,5 +141,5 @@ export function digestBody(body: WireRequestBody, previous?: BodyDigest): BodyDi
     for (let k = start; k < out.blocks.length; k++) h = chainHash(h, out.blocks[k].bytes);
     messages.push(h);
   });
-  return { body, blocks: out.blocks, fingerprint: { tools: previous.fingerprint.tools, system: previous.fingerprint.system, messages }, tokens: out.tokens };
+  return { body, blocks: out.blocks, fingerprint: { tools: previous.fingerprint.tools, system: previous.fingerprint.system, messages }, tokens: out.tokens, unchanged };
 }

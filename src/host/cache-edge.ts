@@ -9,7 +9,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { cacheFactsFor, type CostModel } from "../cache/cost-model.ts";
 import type { CacheTtl } from "../discipline/gate.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
-import { attributeBust, fingerprintLayers, recordFingerprint } from "../discipline/attribution.ts";
+import { attributeBust, fingerprintLayersWithTail, recordFingerprint } from "../discipline/attribution.ts";
 import { cacheTtlMs, warmingOverride, type CacheKeySnapshot, type WarmingDecisionFields } from "../discipline/cold-cache.ts";
 import { tallyRequest } from "../discipline/rewrite-tally.ts";
 import { appendToRing } from "../discipline/ring.ts";
@@ -106,7 +106,10 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   // The body is flattened and hashed once, against the last one (only what changed is hashed):
   // the seam's lazy move and the fingerprints share it (cache marks change neither).
   const digest = body && !warmPing ? digestBody(body, memory.bodyDigest) : undefined;
-  if (digest) memory.bodyDigest = digest;
+  if (digest) {
+    memory.bodyDigest = digest;
+    memory.tailHash = undefined; // set again below for this body (a tail continues only the last request's)
+  }
   const blocks = digest?.blocks;
   const fingerprint = digest?.fingerprint;
   const messagePrefixes = body && fingerprint ? messagePrefixesOf(body, fingerprint) : undefined;
@@ -116,13 +119,15 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   if (!body || !out.body) return undefined;
   if (warmPing) return out.body === body ? undefined : out.body;
 
-  const fp = fingerprintLayers(out.body, {
+  const { fingerprint: fp, tail } = fingerprintLayersWithTail(out.body, {
     at: now,
     model: key.model,
     thinkingLevel: key.thinkingLevel,
     seamMessageIndex: out.seam,
     ...(blocks && fingerprint && digest ? { precomputed: { blocks, fingerprint, tokens: digest.tokens } } : {}),
+    ...(digest && memory.tailHash ? { previousTail: { tail: memory.tailHash, unchanged: digest.unchanged } } : {}),
   });
+  memory.tailHash = tail;
   const previous = memory.fingerprints.entries[memory.fingerprints.entries.length - 1];
   let extended = false;
   let attribution: BustAttribution | undefined;

@@ -12,6 +12,7 @@ import { emptyFingerprintLog } from "../discipline/attribution.ts";
 import { emptyRewriteTally, type RewriteTally } from "../discipline/rewrite-tally.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
 import type { BodyDigest } from "../cache/body-digest.ts";
+import type { TailHash } from "../discipline/attribution.ts";
 
 /** "cold": a re-plan without new summaries at a request whose cache is already lost. */
 export type FlushTrigger = "request-end" | "budget" | "manual" | "cold";
@@ -42,6 +43,8 @@ export interface HostMemory {
   toPersist: FlushResult[];
   /** The last main request body's flat blocks and fingerprints: the next one is digested against it. */
   bodyDigest: BodyDigest | undefined;
+  /** The last main request's tail hash (blocks after the seam), continued by the next one. */
+  tailHash: TailHash | undefined;
   /** Per-layer fingerprints and bust attributions, for `/keeper cache`. */
   fingerprints: FingerprintLog;
   attributions: BustAttribution[];
@@ -61,6 +64,7 @@ export function emptyHostMemory(): HostMemory {
     notices: new Set(),
     toPersist: [],
     bodyDigest: undefined,
+    tailHash: undefined,
     fingerprints: emptyFingerprintLog(),
     attributions: [],
     tally: emptyRewriteTally(),
