@@ -3,13 +3,19 @@
  * host's real handlers (src/host/keeper-host.ts) on a fake Pi, beside Pi's own
  * `structuredClone` of the messages in the same run.
  *
+ * Each request is a new one, as Pi makes it: the session grows by the answer and its tool
+ * result (or the next prompt), Pi's `structuredClone` of the messages is what the `context`
+ * handler gets (fresh objects every time), and the provider payload is serialized anew from
+ * what the handler returned — both outside the timed handlers. An answer that ends a request
+ * (`stopReason: "stop"`) runs the host's real request-end flush (extractive summaries, gate,
+ * entries appended), awaited outside the timing; the request after it renders a changed state.
+ *
  * - `context` handler: the engine's render (cold-cache check first, then the pruning phases,
  *   the thinking strip, the pairing sweep) over the persisted state;
  * - cold-cache check: the cache facts the render consults (timed alone as well);
  * - `before_provider_request`: the engine's send (ledger, seam placement), the per-layer
  *   fingerprints and the bust attribution over the serialized body;
- * - `message_end`: the usage observation.
- * Pi's serialization of the body is Pi's work, not the extension's: built once, outside the timing.
+ * - `message_end`: the usage observation (the flush it may start runs later, untimed).
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,69 +28,149 @@ import type { ContextMessage } from "../src/session/messages.ts";
 import { frontierEntry, statsEntry, summaryEntry } from "../src/state/entries.ts";
 import type { KeeperState } from "../src/state/schema.ts";
 
+export interface Stat {
+  /** The least disturbed tenth (a shared machine's load lands in the upper ones). */
+  p10: number;
+  median: number;
+  p90: number;
+  mean: number;
+}
+
 export interface RequestCost {
+  context: Stat;
+  coldCheck: Stat;
+  beforeRequest: Stat;
+  messageEnd: Stat;
+  total: Stat;
+  clone: Stat;
+  /** Requests timed, flushes run between them, messages at the first and last timed request. */
+  requests: number;
+  flushes: number;
+  messages: { first: number; last: number };
+}
+
+function stat(xs: number[]): Stat {
+  const s = [...xs].sort((a, b) => a - b);
+  return { p10: s[Math.floor(s.length / 10)], median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.ceil(0.9 * s.length) - 1)], mean: xs.reduce((a, b) => a + b, 0) / xs.length };
+}
+
+/** A full collection when the runtime offers one (bun: `Bun.gc`; node: `--expose-gc`). */
+function collectGarbage(): void {
+  const g = globalThis as { Bun?: { gc(force: boolean): void }; gc?: () => void };
+  if (g.Bun) g.Bun.gc(true);
+  else g.gc?.();
+}
+
+const isAssistant = (m: ContextMessage): boolean => m.role === "assistant";
+
+export interface RequestRunnerOptions {
+  session: readonly ContextMessage[];
+  start: number;
+  state: KeeperState;
+  model: { provider: string; id: string; api: string };
+  /** A full garbage collection before each request, outside the timing (the clone's garbage then never lands in a handler's timing). */
+  collectBetween?: boolean;
+  /** Another build of the host (a before/after comparison in one process); default this one's. */
+  createHost?: typeof createKeeperHost;
+}
+
+/** One request's timings (ms); `flushed`: its answer ended the request and the flush ran (untimed). */
+export interface RequestSample {
   context: number;
-  coldCheck: number;
   beforeRequest: number;
   messageEnd: number;
   total: number;
   clone: number;
+  messages: number;
+  flushed: boolean;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/** Medians (ms) over `samples` requests of the same context (a warm cache, steady state). */
-export function measureRequestCost(o: { context: ContextMessage[]; state: KeeperState; model: { provider: string; id: string; api: string }; samples: number }): RequestCost {
-  const { context, state, model } = o;
-  const entries = [frontierEntry(state.frontier), statsEntry(state.stats), ...Object.values(state.summaries).map(summaryEntry)].map((e, i) => ({ type: "custom", id: `k${i}`, ...e }));
+/**
+ * The requests of `session` from message `start` on, one per `step()` (each assistant message is
+ * the answer to the request made of everything before it); `state` is the persisted state of
+ * `session.slice(0, start)`. `step()` resolves undefined when the session is used up.
+ */
+export function createRequestRunner(o: RequestRunnerOptions): { step(): Promise<RequestSample | undefined>; coldCheck(): number } {
+  const { session, state, model } = o;
+  const raw: ContextMessage[] = session.slice(0, o.start);
+  const entries: unknown[] = [frontierEntry(state.frontier), statsEntry(state.stats), ...Object.values(state.summaries).map(summaryEntry)].map((e, i) => ({ type: "custom", id: `k${i}`, ...e }));
+  const branch = () => [...raw.map((message, i) => ({ type: "message", id: `m${i}`, message })), ...entries];
   const clock = { now: 1_800_000_000_000 };
-  const pi = { appendEntry: () => {}, getThinkingLevel: () => "high", getActiveTools: () => ["read", "bash"], setActiveTools: () => {} };
+  const pi = {
+    appendEntry: (customType: string, data: unknown) => entries.push({ type: "custom", id: `k${entries.length}`, customType, data }),
+    getThinkingLevel: () => "high",
+    getActiveTools: () => ["read", "bash"],
+    setActiveTools: () => {},
+  };
   const ctx = {
     cwd: mkdtempSync(join(tmpdir(), "keeper-bench-")),
     isProjectTrusted: () => false,
     hasUI: false,
     ui: { notify: () => {}, setStatus: () => {} },
     model,
-    sessionManager: { getBranch: () => entries, buildSessionProjection: () => ({ messages: context }), getSessionFile: () => undefined },
+    sessionManager: { getBranch: branch, buildSessionProjection: () => ({ messages: raw }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens: 100_000, contextWindow: 200_000, percent: 50 }),
   } as unknown as ExtensionContext;
   const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
   process.env.PI_CODING_AGENT_DIR = join(ctx.cwd, "agent");
-  const host = createKeeperHost(pi as never, { now: () => clock.now });
+  const host = (o.createHost ?? createKeeperHost)(pi as never, { now: () => clock.now });
   host.onSessionStart(ctx);
   if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
   else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
+  let next = o.start;
 
-  const first = host.onContext({ type: "context", messages: context } as never, ctx)?.messages ?? context;
-  const body = serializeForAnthropic(toLlmMessages(first as never), { model });
-  const answer = { role: "assistant", content: [{ type: "text", text: "ok" }], usage: { input: 5, output: 5, cacheRead: 90_000, cacheWrite: 100, totalTokens: 0, cost: {} }, stopReason: "toolUse", timestamp: 1 } as unknown as ContextMessage;
-  const times: Record<keyof RequestCost, number[]> = { context: [], coldCheck: [], beforeRequest: [], messageEnd: [], total: [], clone: [] };
-  let sink = 0;
-  for (let i = 0; i < o.samples + 10; i++) {
-    clock.now += 10_000;
-    const t0 = performance.now();
-    const out = host.onContext({ type: "context", messages: context } as never, ctx);
-    const t1 = performance.now();
-    host.onBeforeProviderRequest({ type: "before_provider_request", payload: body } as never, ctx);
-    const t2 = performance.now();
-    host.onMessageEnd(answer, ctx);
-    const t3 = performance.now();
-    const cloned = structuredClone(context);
-    const t4 = performance.now();
-    sink += (out?.messages.length ?? 0) + cloned.length;
-    if (i < 10) continue; // warm-up
-    times.context.push(t1 - t0);
-    times.beforeRequest.push(t2 - t1);
-    times.messageEnd.push(t3 - t2);
-    times.total.push(t3 - t0);
-    times.clone.push(t4 - t3);
+  return {
+    async step() {
+      // The request: everything before the next answer.
+      while (next < session.length && !isAssistant(session[next])) raw.push(session[next++]);
+      if (next >= session.length) return undefined;
+      const answer = { ...session[next++], usage: { input: 5, output: 5, cacheRead: 90_000, cacheWrite: 100, totalTokens: 0, cost: {} } } as unknown as ContextMessage;
+      clock.now += 10_000;
+      if (o.collectBetween) collectGarbage();
+      const c0 = performance.now();
+      const messages = structuredClone(raw); // Pi's copy (runner.js) — the baseline, not the extension's
+      const c1 = performance.now();
+      const t0 = performance.now();
+      const out = host.onContext({ type: "context", messages } as never, ctx);
+      const t1 = performance.now();
+      const payload = serializeForAnthropic(toLlmMessages((out?.messages ?? messages) as never), { model }); // Pi's work
+      const t2 = performance.now();
+      host.onBeforeProviderRequest({ type: "before_provider_request", payload } as never, ctx);
+      const t3 = performance.now();
+      host.onMessageEnd(answer, ctx);
+      const t4 = performance.now();
+      raw.push(answer);
+      const flushed = host.busy();
+      while (host.busy()) await new Promise((r) => setTimeout(r, 0));
+      return { context: t1 - t0, beforeRequest: t3 - t2, messageEnd: t4 - t3, total: t1 - t0 + (t4 - t2), clone: c1 - c0, messages: messages.length, flushed };
+    },
+    coldCheck() {
+      const t0 = performance.now();
+      host.cacheFacts(ctx);
+      return performance.now() - t0;
+    },
+  };
+}
+
+/** Runs `warmup` untimed requests, then up to `samples` timed ones. */
+export async function measureRequestCost(o: RequestRunnerOptions & { samples: number; warmup: number }): Promise<RequestCost> {
+  const runner = createRequestRunner(o);
+  const samples: RequestSample[] = [];
+  for (let request = 0; request < o.warmup + o.samples; request++) {
+    const sample = await runner.step();
+    if (!sample) break;
+    if (request >= o.warmup) samples.push(sample);
   }
-  // The cold-cache check alone: the facts the render consults before rendering.
-  for (let i = 0; i < o.samples; i++) {
-    const t0 = performance.now();
-    sink += host.cacheFacts(ctx).requestTimes.length;
-    times.coldCheck.push(performance.now() - t0);
-  }
-  if (sink < 0) console.log(sink);
-  return { context: median(times.context), coldCheck: median(times.coldCheck), beforeRequest: median(times.beforeRequest), messageEnd: median(times.messageEnd), total: median(times.total), clone: median(times.clone) };
+  const coldChecks = Array.from({ length: o.samples }, () => runner.coldCheck());
+  return {
+    context: stat(samples.map((s) => s.context)),
+    coldCheck: stat(coldChecks),
+    beforeRequest: stat(samples.map((s) => s.beforeRequest)),
+    messageEnd: stat(samples.map((s) => s.messageEnd)),
+    total: stat(samples.map((s) => s.total)),
+    clone: stat(samples.map((s) => s.clone)),
+    requests: samples.length,
+    flushes: samples.filter((s) => s.flushed).length,
+    messages: { first: samples[0]?.messages ?? 0, last: samples[samples.length - 1]?.messages ?? 0 },
+  };
 }

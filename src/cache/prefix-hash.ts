@@ -4,10 +4,16 @@
  * The chain runs over per-block digests; `memo` (bytes → digest) lets a run hash each
  * distinct block once instead of once per request.
  */
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
+
+/** One-shot SHA-1 (`crypto.hash`, Node ≥ 20.12 and bun: no hasher object per call), else a hasher. */
+const sha1: (data: string, encoding: "hex" | "base64") => string =
+  typeof (crypto as { hash?: unknown }).hash === "function"
+    ? (data, encoding) => (crypto as unknown as { hash(alg: string, data: string, enc: string): string }).hash("sha1", data, encoding)
+    : (data, encoding) => crypto.createHash("sha1").update(data).digest(encoding);
 
 export function chainHash(previous: string, bytes: string): string {
-  return createHash("sha1").update(previous).update("\u0000").update(bytes).digest("hex");
+  return sha1(`${previous}\u0000${bytes}`, "hex");
 }
 
 /** Hash of the empty prefix. */
@@ -26,7 +32,7 @@ export function createPrefixHashMemo(): PrefixHashMemo {
 export function blockDigest(bytes: string, memo?: PrefixHashMemo): string {
   const known = memo?.blocks.get(bytes);
   if (known) return known;
-  const d = createHash("sha1").update(bytes).digest("base64");
+  const d = sha1(bytes, "base64");
   memo?.blocks.set(bytes, d);
   return d;
 }

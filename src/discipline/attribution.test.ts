@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
-import { attributeBust, emptyFingerprintLog, fingerprintLayers, recordFingerprint } from "./attribution.ts";
+import fc from "fast-check";
+import { digestBody, type BodyDigest } from "../cache/body-digest.ts";
+import { attributeBust, emptyFingerprintLog, fingerprintLayers, fingerprintLayersWithTail, recordFingerprint, type TailHash } from "./attribution.ts";
 import { formatCacheReport, formatWhyReport } from "./format.ts";
 import { priceFlush } from "./gate.ts";
 import { appendGateDecision, emptyGateDecisionLog } from "./gate-log.ts";
@@ -129,5 +131,32 @@ describe("formatters", () => {
     expect(text).toContain("pays back after 86.3 requests");
     expect(text).toContain("expected further requests 2.7");
     expect(formatWhyReport(emptyGateDecisionLog())).toBe("No gate decisions yet.");
+  });
+});
+
+describe("tail hash continued from the last request", () => {
+  const opts = (seam: number) => ({ at: 0, model: "m", thinkingLevel: "high", seamMessageIndex: seam });
+  test("property: continuing the last request's tail gives the hash computed from scratch; a change inside it is never carried over", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ seam: fc.integer({ min: -1, max: 12 }), append: fc.integer({ min: 0, max: 3 }), edit: fc.option(fc.nat(), { nil: undefined }) }), { minLength: 1, maxLength: 10 }),
+        (steps) => {
+          let messages: WireMessage[] = [u(txt(5, "p0"))];
+          let digest: BodyDigest | undefined;
+          let tail: TailHash | undefined;
+          steps.forEach((s, step) => {
+            for (let k = 0; k < s.append; k++) messages = [...messages, k % 2 ? u(txt(3, `q${step}.${k}`)) : a(txt(4, `a${step}.${k}`))];
+            if (s.edit !== undefined) messages = messages.map((m, i) => (i === s.edit! % messages.length ? u(txt(6, `edited${step}`)) : m));
+            const body = payload(messages);
+            digest = digestBody(body, digest);
+            const fresh = fingerprintLayers(body, opts(s.seam));
+            const out = fingerprintLayersWithTail(body, { ...opts(s.seam), precomputed: { blocks: digest.blocks, fingerprint: digest.fingerprint, tokens: digest.tokens }, ...(tail ? { previousTail: { tail, unchanged: digest.unchanged } } : {}) });
+            expect(out.fingerprint).toEqual(fresh);
+            tail = out.tail;
+          });
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -31,27 +31,59 @@ export interface FingerprintOptions {
   thinkingLevel: string;
   /** Index in body.messages of the last frozen message (−1: none). */
   seamMessageIndex: number;
-  /** `flattenRequest(body)` and `fingerprintRequest(body)` when the caller has them (marks change neither). */
-  precomputed?: { blocks: readonly FlatBlock[]; fingerprint: LayerFingerprints };
+  /**
+   * `flattenRequest(body)` and `fingerprintRequest(body)` when the caller has them (marks change
+   * neither); `tokens`: the default estimate of each block, aligned with `blocks` (used when no `estimate` is given).
+   */
+  precomputed?: { blocks: readonly FlatBlock[]; fingerprint: LayerFingerprints; tokens?: readonly number[] };
+  /** The last request's tail and how many leading messages this body shares with it: the tail hash continues it (`tailHashOf`). */
+  previousTail?: { tail: TailHash; unchanged: number };
   estimate?: TokenEstimator;
 }
 
+/** The tail layer's hash: the message blocks after the seam, chained; `through`: the messages it covers end there. */
+export interface TailHash {
+  seam: number;
+  through: number;
+  hash: string;
+}
+
+/**
+ * The chained hash of the message blocks after `seam` (−1: all of them). `from`, the last
+ * request's tail, is continued when it had the same seam and every message it covered is
+ * unchanged (`unchanged`: how many leading messages equal the last request's) — the same hash
+ * as from scratch, hashing only the new blocks.
+ */
+export function tailHashOf(blocks: readonly FlatBlock[], o: { seam: number; messageCount: number; from?: TailHash; unchanged?: number }): TailHash {
+  const resume = o.from !== undefined && o.from.seam === o.seam && o.from.through > o.seam && o.from.through <= (o.unchanged ?? 0);
+  let hash = resume ? o.from!.hash : EMPTY_PREFIX_HASH;
+  const start = resume ? o.from!.through : o.seam + 1;
+  for (const b of blocks) if (b.layer === "messages" && b.messageIndex >= start) hash = chainHash(hash, b.bytes);
+  return { seam: o.seam, through: o.messageCount, hash };
+}
+
 export function fingerprintLayers(body: WireRequestBody, options: FingerprintOptions): RequestFingerprint {
+  return fingerprintLayersWithTail(body, options).fingerprint;
+}
+
+/** `fingerprintLayers`, and the full tail hash for the next request to continue. */
+export function fingerprintLayersWithTail(body: WireRequestBody, options: FingerprintOptions): { fingerprint: RequestFingerprint; tail: TailHash } {
   const fp = options.precomputed?.fingerprint ?? fingerprintRequest(body);
+  const known = options.estimate ? undefined : options.precomputed?.tokens;
   const estimate = options.estimate ?? createCharRatioEstimator();
   const seam = Math.min(options.seamMessageIndex, body.messages.length - 1);
   const tokens = { tools: 0, system: 0, messages: body.messages.map(() => 0) };
-  let tail = EMPTY_PREFIX_HASH;
-  for (const b of options.precomputed?.blocks ?? flattenRequest(body)) {
-    const t = estimate(b);
+  const blocks = options.precomputed?.blocks ?? flattenRequest(body);
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i];
+    const t = known ? known[i] : estimate(b);
     if (b.layer === "tools") tokens.tools += t;
     else if (b.layer === "system") tokens.system += t;
-    else {
-      tokens.messages[b.messageIndex] += t;
-      if (b.messageIndex > seam) tail = chainHash(tail, b.bytes);
-    }
+    else tokens.messages[b.messageIndex] += t;
   }
-  return {
+  const previous = options.previousTail;
+  const tail = tailHashOf(blocks, { seam, messageCount: body.messages.length, ...(previous ? { from: previous.tail, unchanged: previous.unchanged } : {}) });
+  const fingerprint: RequestFingerprint = {
     at: options.at,
     model: options.model,
     thinkingLevel: options.thinkingLevel,
@@ -60,11 +92,12 @@ export function fingerprintLayers(body: WireRequestBody, options: FingerprintOpt
       tools: fp.tools.slice(0, SHORT),
       system: fp.system.slice(0, SHORT),
       frozen: (seam >= 0 ? fp.messages[seam] : EMPTY_PREFIX_HASH).slice(0, SHORT),
-      tail: tail.slice(0, SHORT),
+      tail: tail.hash.slice(0, SHORT),
     },
     messagePrefixes: fp.messages.map((h) => h.slice(0, SHORT)),
     tokens,
   };
+  return { fingerprint, tail };
 }
 
 export const DEFAULT_FINGERPRINT_LOG_CAPACITY = 8;

@@ -39,6 +39,8 @@ export interface SeamPlacementInput {
   /** `messagePrefixesOf(body)` and `flattenRequest(body)` when the caller already has them (saves hashing the body again). */
   currentPrefixes?: readonly string[];
   flat?: readonly FlatBlock[];
+  /** With `flat`: the default token estimate of each block (saves estimating them again). */
+  flatTokens?: readonly number[];
 }
 
 export interface SeamPlacement {
@@ -68,7 +70,7 @@ export function placeSeamAtFrozenBoundary(input: SeamPlacementInput): SeamPlacem
     });
   }
   if (seam === undefined || seam < 0) return { body, seam: -1 };
-  const plan = planSeamMark(body, { api, seamMessageIndex: seam, minCacheableTokens: minCacheableTokensFor(input.modelId), ...(input.flat ? { flat: input.flat } : {}) });
+  const plan = planSeamMark(body, { api, seamMessageIndex: seam, minCacheableTokens: minCacheableTokensFor(input.modelId), ...(input.flat ? { flat: input.flat, ...(input.flatTokens ? { flatTokens: input.flatTokens } : {}) } : {}) });
   const placed = plan.kind === "place" || plan.reason === "already-marked";
   return { body: applySeamPlan(body, plan), seam: placed ? seam : -1, plan };
 }

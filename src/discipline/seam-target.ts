@@ -51,6 +51,13 @@ function userText(m: ContextMessage): string | undefined {
   return texts.length > 0 ? texts[texts.length - 1] : undefined;
 }
 
+/** How many of `messages[0..end)` satisfy `has`. */
+function countBefore(messages: readonly ContextMessage[], end: number, has: (m: ContextMessage) => boolean): number {
+  let n = 0;
+  for (let i = 0; i < end; i++) if (has(messages[i])) n++;
+  return n;
+}
+
 /** The wire message holding rendered message `index`, found through the nearest identifiable message at or before it. */
 export function wireIndexOfRendered(rendered: readonly ContextMessage[], index: number, body: WireRequestBody): number | undefined {
   for (let i = Math.min(index, rendered.length - 1); i >= 0; i--) {
@@ -58,16 +65,16 @@ export function wireIndexOfRendered(rendered: readonly ContextMessage[], index: 
     let found: number | undefined;
     if (isToolResult(m)) {
       const id = m.toolCallId;
-      const n = rendered.slice(0, i).filter((x) => isToolResult(x) && x.toolCallId === id).length;
+      const n = countBefore(rendered, i, (x) => isToolResult(x) && x.toolCallId === id);
       found = nthWire(body, (w) => w.role === "user" && blocksOf(w).some((b) => b.type === "tool_result" && b.tool_use_id === id), n);
     } else if (isAssistant(m) && m.stopReason !== "error" && m.stopReason !== "aborted" && toolCallsOf(m).length > 0) {
       const id = toolCallsOf(m)[0].id;
-      const n = rendered.slice(0, i).filter((x) => isAssistant(x) && x.stopReason !== "error" && x.stopReason !== "aborted" && toolCallsOf(x).some((c) => c.id === id)).length;
+      const n = countBefore(rendered, i, (x) => isAssistant(x) && x.stopReason !== "error" && x.stopReason !== "aborted" && x.content.some((c) => c.type === "toolCall" && c.id === id));
       found = nthWire(body, (w) => w.role === "assistant" && blocksOf(w).some((b) => b.type === "tool_use" && b.id === id), n);
     } else if (isUser(m)) {
       const text = userText(m);
       if (text !== undefined) {
-        const n = rendered.slice(0, i).filter((x) => isUser(x) && userText(x) === text).length;
+        const n = countBefore(rendered, i, (x) => isUser(x) && userText(x) === text);
         found = nthWire(body, (w) => w.role === "user" && blocksOf(w).some((b) => b.type === "text" && b.text === text), n);
       }
     }

@@ -46,6 +46,8 @@ export interface SeamOptions {
   defaultTtl?: "5m" | "1h";
   /** `flattenRequest(payload)` when the caller already has it (saves flattening the body again). */
   flat?: readonly FlatBlock[];
+  /** With `flat`: the default char-ratio estimate of each block (saves estimating them again). */
+  flatTokens?: readonly number[];
 }
 
 export type SeamSkip =
@@ -67,13 +69,16 @@ function isMarkable(block: FlatBlock, types: readonly string[]): boolean {
   return true;
 }
 
-export function defaultPrefixTokenEstimate(flat?: readonly FlatBlock[]): (payload: WireRequestBody, at: BlockAddress) => number {
+export function defaultPrefixTokenEstimate(flat?: readonly FlatBlock[], flatTokens?: readonly number[]): (payload: WireRequestBody, at: BlockAddress) => number {
   const estimate = createCharRatioEstimator();
+  const known = flat ? flatTokens : undefined;
   return (payload, at) => {
     let sum = 0;
-    for (const b of flat ?? flattenRequest(payload)) {
+    const blocks = flat ?? flattenRequest(payload);
+    for (let i = 0; i < blocks.length; i++) {
+      const b = blocks[i];
       if (b.layer === "messages" && (b.messageIndex > at.messageIndex || (b.messageIndex === at.messageIndex && b.blockIndex > at.blockIndex))) break;
-      sum += estimate(b);
+      sum += known ? known[i] : estimate(b);
     }
     return sum;
   };
@@ -84,8 +89,9 @@ const is1h = (m: WireCacheControl): boolean => m.ttl === "1h";
 
 export function planSeamMark(payload: WireRequestBody, options: SeamOptions): SeamPlan {
   const flat = options.flat ?? flattenRequest(payload);
-  const marks = flat.filter((b) => b.mark !== undefined);
-  const existingMarks = marks.length;
+  const markAt: number[] = [];
+  for (let i = 0; i < flat.length; i++) if (flat[i].mark !== undefined) markAt.push(i);
+  const existingMarks = markAt.length;
   const skip = (reason: SeamSkip): SeamPlan => ({ kind: "skip", reason, existingMarks });
   if (options.api !== "anthropic-messages") return skip("not-anthropic");
   const seam = options.seamMessageIndex;
@@ -106,8 +112,8 @@ export function planSeamMark(payload: WireRequestBody, options: SeamOptions): Se
   if (target.mark !== undefined) return skip("already-marked");
   if (existingMarks + 1 > (options.maxMarks ?? ANTHROPIC_MAX_CACHE_MARKS)) return skip("mark-budget");
 
-  const before = marks.filter((b) => flat.indexOf(b) < chosen);
-  const after = marks.filter((b) => flat.indexOf(b) > chosen);
+  const before = markAt.filter((i) => i < chosen).map((i) => flat[i]);
+  const after = markAt.filter((i) => i > chosen).map((i) => flat[i]);
   const mustBe1h = after.some((b) => is1h(b.mark!));
   const mustBe5m = before.some((b) => !is1h(b.mark!));
   if (mustBe1h && mustBe5m) return skip("ttl-conflict");
@@ -115,7 +121,7 @@ export function planSeamMark(payload: WireRequestBody, options: SeamOptions): Se
   const ttl: "5m" | "1h" = mustBe1h ? "1h" : mustBe5m ? "5m" : neighbour ? (is1h(neighbour) ? "1h" : "5m") : options.defaultTtl ?? "5m";
 
   const at = { messageIndex: target.messageIndex, blockIndex: target.blockIndex };
-  const prefixTokens = (options.estimatePrefixTokens ?? defaultPrefixTokenEstimate(flat))(payload, at);
+  const prefixTokens = (options.estimatePrefixTokens ?? defaultPrefixTokenEstimate(flat, options.flat ? options.flatTokens : undefined))(payload, at);
   if (prefixTokens < options.minCacheableTokens) return skip("below-minimum");
   return { kind: "place", at, mark: mark(ttl), prefixTokens, existingMarks };
 }

@@ -111,6 +111,8 @@ export interface LedgerSendInput {
   /** `messagePrefixesOf(body)` and `flattenRequest(body)` when the caller already has them (the host's fingerprints). */
   messagePrefixes?: readonly string[];
   flat?: readonly FlatBlock[];
+  /** The default token estimate of each of `flat`'s blocks, when the caller has it. */
+  flatTokens?: readonly number[];
 }
 
 /** One request about to be sent: the ledger after it and the body to send (seam placed). */
@@ -134,6 +136,7 @@ export function ledgerOnSend(ledger: CacheLedger, input: LedgerSendInput): { led
         ...(previous ? { previous: { seamMessageIndex: previous.seamMessageIndex, messagePrefixes: previous.messagePrefixes ?? messagePrefixesOf(previous.body) } } : {}),
         ...(input.messagePrefixes ? { currentPrefixes: input.messagePrefixes } : {}),
         ...(input.flat ? { flat: input.flat } : {}),
+        ...(input.flat && input.flatTokens ? { flatTokens: input.flatTokens } : {}),
       })
     : { body: input.body, seam: -1 };
   if (warmPing) return { ledger: next, body: placed.body, seam: placed.seam };

@@ -126,7 +126,7 @@ export function send(
     rendered: state.lastRender?.rendered ?? [],
     seam: seamOn && input.model ? { frozenThroughTimestamp: state.keeper.frontier.frozenThroughTimestamp, api: input.model.api, modelId: input.model.id } : undefined,
     ...(input.messagePrefixes ? { messagePrefixes: input.messagePrefixes } : {}),
-    ...(input.flat ? { flat: input.flat } : {}),
+    ...(input.flat ? { flat: input.flat, ...(input.flatTokens ? { flatTokens: input.flatTokens } : {}) } : {}),
   });
   return { state: { ...state, ledger: out.ledger }, body: out.body, seam: out.seam };
 }

@@ -9,12 +9,11 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { cacheFactsFor, type CostModel } from "../cache/cost-model.ts";
 import type { CacheTtl } from "../discipline/gate.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
-import { attributeBust, fingerprintLayers, recordFingerprint } from "../discipline/attribution.ts";
+import { attributeBust, fingerprintLayersWithTail, recordFingerprint } from "../discipline/attribution.ts";
 import { cacheTtlMs, warmingOverride, type CacheKeySnapshot, type WarmingDecisionFields } from "../discipline/cold-cache.ts";
 import { tallyRequest } from "../discipline/rewrite-tally.ts";
 import { appendToRing } from "../discipline/ring.ts";
-import { flattenRequest } from "../cache/flatten.ts";
-import { fingerprintRequest } from "../cache/fingerprints.ts";
+import { digestBody } from "../cache/body-digest.ts";
 import { messagePrefixesOf } from "../discipline/seam-placement.ts";
 import { cacheFacts, ledgerExtended, ledgerFromBranch } from "../engine/cache-ledger.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
@@ -104,24 +103,31 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   const previousKey = memory.engine.ledger.lastKey;
   const rewroteSinceLast = memory.engine.ledger.rewroteSinceLast;
   const body = isWireBody(payload) ? payload : undefined;
-  // The body is flattened and hashed once: the seam's lazy move and the fingerprints share it
-  // (cache marks change neither).
-  const blocks = body && !warmPing ? flattenRequest(body) : undefined;
-  const fingerprint = body && blocks ? fingerprintRequest(body, blocks) : undefined;
+  // The body is flattened and hashed once, against the last one (only what changed is hashed):
+  // the seam's lazy move and the fingerprints share it (cache marks change neither).
+  const digest = body && !warmPing ? digestBody(body, memory.bodyDigest) : undefined;
+  if (digest) {
+    memory.bodyDigest = digest;
+    memory.tailHash = undefined; // set again below for this body (a tail continues only the last request's)
+  }
+  const blocks = digest?.blocks;
+  const fingerprint = digest?.fingerprint;
   const messagePrefixes = body && fingerprint ? messagePrefixesOf(body, fingerprint) : undefined;
   const model = ctx.model ? { api: ctx.model.api, id: ctx.model.id } : undefined;
-  const out = send(memory.engine, { body, key, warmPing, settings, model, ...(messagePrefixes && blocks ? { messagePrefixes, flat: blocks } : {}) });
+  const out = send(memory.engine, { body, key, warmPing, settings, model, ...(messagePrefixes && digest ? { messagePrefixes, flat: digest.blocks, flatTokens: digest.tokens } : {}) });
   memory.engine = out.state;
   if (!body || !out.body) return undefined;
   if (warmPing) return out.body === body ? undefined : out.body;
 
-  const fp = fingerprintLayers(out.body, {
+  const { fingerprint: fp, tail } = fingerprintLayersWithTail(out.body, {
     at: now,
     model: key.model,
     thinkingLevel: key.thinkingLevel,
     seamMessageIndex: out.seam,
-    ...(blocks && fingerprint ? { precomputed: { blocks, fingerprint } } : {}),
+    ...(blocks && fingerprint && digest ? { precomputed: { blocks, fingerprint, tokens: digest.tokens } } : {}),
+    ...(digest && memory.tailHash ? { previousTail: { tail: memory.tailHash, unchanged: digest.unchanged } } : {}),
   });
+  memory.tailHash = tail;
   const previous = memory.fingerprints.entries[memory.fingerprints.entries.length - 1];
   let extended = false;
   let attribution: BustAttribution | undefined;

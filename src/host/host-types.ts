@@ -11,6 +11,8 @@ import type { BustAttribution, FingerprintLog } from "../discipline/schema.ts";
 import { emptyFingerprintLog } from "../discipline/attribution.ts";
 import { emptyRewriteTally, type RewriteTally } from "../discipline/rewrite-tally.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
+import type { BodyDigest } from "../cache/body-digest.ts";
+import type { TailHash } from "../discipline/attribution.ts";
 
 /** "cold": a re-plan without new summaries at a request whose cache is already lost. */
 export type FlushTrigger = "request-end" | "budget" | "manual" | "cold";
@@ -39,6 +41,10 @@ export interface HostMemory {
   readonly notices: Set<string>;
   /** Cold re-plans decided at a render, appended once the request is on its way. */
   toPersist: FlushResult[];
+  /** The last main request body's flat blocks and fingerprints: the next one is digested against it. */
+  bodyDigest: BodyDigest | undefined;
+  /** The last main request's tail hash (blocks after the seam), continued by the next one. */
+  tailHash: TailHash | undefined;
   /** Per-layer fingerprints and bust attributions, for `/keeper cache`. */
   fingerprints: FingerprintLog;
   attributions: BustAttribution[];
@@ -57,6 +63,8 @@ export function emptyHostMemory(): HostMemory {
     summaryCache: new Map(),
     notices: new Set(),
     toPersist: [],
+    bodyDigest: undefined,
+    tailHash: undefined,
     fingerprints: emptyFingerprintLog(),
     attributions: [],
     tally: emptyRewriteTally(),

@@ -5,30 +5,29 @@
  * results in between are dropped. A recorded chain whose range no longer matches
  * exactly (different length, end timestamp, or not self-contained) is left alone.
  */
-import { type ContextMessage, type UserMessage, isAssistant, timestampOf } from "../session/messages.ts";
+import { type ContextMessage, type UserMessage, timestampOf } from "../session/messages.ts";
 import type { CompressedChain } from "../state/schema.ts";
 import { isCollapsibleRange } from "./chains.ts";
-import { callKeysOf, currentLoopStart, pairToolCalls } from "./occurrence.ts";
+import { currentLoopStart, pairToolCalls } from "./occurrence.ts";
 import type { RenderPhase } from "./phase.ts";
 
 export function chainMessage(chain: CompressedChain): UserMessage {
   return { role: "user", content: [{ type: "text", text: chain.text }], timestamp: chain.fromTimestamp };
 }
 
-export const chainCompress: RenderPhase = (messages, { state }) => {
+export const chainCompress: RenderPhase = (messages, { state, pairing: known }) => {
   const chains = state.frontier.compressedChains;
   if (chains.length === 0) return messages;
   const loopStart = currentLoopStart(messages);
+  const pairing = known ?? pairToolCalls(messages);
 
+  // Each assistant's first call key (before the current loop) -> its index; the earliest wins.
   const startByFirstKey = new Map<string, number>();
-  for (let i = 0; i < loopStart; i++) {
-    const m = messages[i];
-    if (!isAssistant(m)) continue;
-    const first = callKeysOf(m)[0];
-    if (first !== undefined && !startByFirstKey.has(first)) startByFirstKey.set(first, i);
+  for (const c of pairing.calls) {
+    if (c.assistantIndex >= loopStart) break;
+    if (c.callIndex === 0 && !startByFirstKey.has(c.key)) startByFirstKey.set(c.key, c.assistantIndex);
   }
 
-  const pairing = pairToolCalls(messages);
   const ranges: { start: number; end: number; chain: CompressedChain }[] = [];
   for (const chain of chains) {
     const start = startByFirstKey.get(chain.firstCallKey);

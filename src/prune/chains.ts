@@ -18,7 +18,7 @@ import {
   isUser,
   toolCallsOf,
 } from "../session/messages.ts";
-import { type Pairing, isReplayedAssistant } from "./occurrence.ts";
+import { type Pairing, firstCallAtOrAfter, isReplayedAssistant } from "./occurrence.ts";
 
 export interface ClosedChain {
   /** Index of the prompt that opened the cycle. */
@@ -58,15 +58,15 @@ export function isCollapsibleRange(messages: readonly ContextMessage[], start: n
   for (let i = start; i <= end; i++) {
     const m = messages[i];
     if (isToolResult(m)) {
-      const key = pairing.callKeyByResultIndex.get(i);
-      if (key === undefined) return false;
+      // Every result answers a call inside the range.
+      const call = pairing.callByResultIndex.get(i);
+      if (call === undefined || call.assistantIndex < start || call.assistantIndex > end) return false;
     } else if (!(isAssistant(m) && toolCallsOf(m).length > 0)) return false;
   }
-  for (const c of pairing.calls) {
-    const callInside = c.assistantIndex >= start && c.assistantIndex <= end;
-    const resultInside = c.resultIndex !== undefined && c.resultIndex >= start && c.resultIndex <= end;
-    if (resultInside && !callInside) return false;
-    if (callInside && c.replayed && !resultInside) return false;
+  // Every replayed call inside the range is answered inside it.
+  for (let k = firstCallAtOrAfter(pairing, start); k < pairing.calls.length && pairing.calls[k].assistantIndex <= end; k++) {
+    const c = pairing.calls[k];
+    if (c.replayed && (c.resultIndex === undefined || c.resultIndex > end)) return false;
   }
   if (!isTextAnswer(messages[end + 1])) return false;
   for (let i = end + 2; i < messages.length; i++) if (isUser(messages[i])) return true;

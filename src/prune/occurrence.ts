@@ -51,6 +51,8 @@ export interface Pairing {
   calls: CallOccurrence[];
   /** toolResult index -> occurrence key of the call it answers. */
   callKeyByResultIndex: Map<number, string>;
+  /** toolResult index -> the call it answers. */
+  callByResultIndex: Map<number, CallOccurrence>;
   /** Indices of toolResult messages that answer no replayed call. */
   orphanResults: number[];
   /** Replayed calls without a result. */
@@ -98,46 +100,61 @@ function breaksToolFlow(m: ContextMessage): boolean {
 export function pairToolCalls(messages: readonly ContextMessage[]): Pairing {
   const calls: CallOccurrence[] = [];
   const callKeyByResultIndex = new Map<number, string>();
+  const callByResultIndex = new Map<number, CallOccurrence>();
   const orphanResults: number[] = [];
-  let open: CallOccurrence[] = [];
+  // The calls of the nearest preceding replayed assistant still in the tool flow: calls[openFrom..openTo).
+  let openFrom = 0;
+  let openTo = 0;
 
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     if (isAssistant(m)) {
       const replayed = isReplayedAssistant(m);
       const ts = assistantTimestampOf(m);
-      const blocks = toolCallsOf(m);
-      const ordinals = sameIdOrdinals(blocks.map((c) => c.id));
-      const own = blocks.map(
-        (c, callIndex): CallOccurrence => ({
-          key: occurrenceKey(c.id, ts, ordinals[callIndex]),
+      const first = calls.length;
+      let callIndex = 0;
+      for (const c of m.content) {
+        if (c.type !== "toolCall") continue;
+        // Ordinal among this message's calls with the same id (almost always 0).
+        let ordinal = 0;
+        for (let k = first; k < calls.length; k++) if (calls[k].toolCallId === c.id) ordinal++;
+        calls.push({
+          key: occurrenceKey(c.id, ts, ordinal),
           toolCallId: c.id,
           toolName: c.name,
           arguments: (c.arguments ?? {}) as Record<string, unknown>,
           assistantIndex: i,
-          callIndex,
-          ordinal: ordinals[callIndex],
+          callIndex: callIndex++,
+          ordinal,
           assistantTimestamp: ts,
           replayed,
-        }),
-      );
-      calls.push(...own);
-      open = replayed ? own : [];
+        });
+      }
+      openFrom = first;
+      openTo = replayed ? calls.length : first;
     } else if (isToolResult(m)) {
-      const match = open.find((c) => c.resultIndex === undefined && c.toolCallId === m.toolCallId);
+      let match: CallOccurrence | undefined;
+      for (let k = openFrom; k < openTo; k++) {
+        const c = calls[k];
+        if (c.resultIndex === undefined && c.toolCallId === m.toolCallId) {
+          match = c;
+          break;
+        }
+      }
       if (match) {
         match.resultIndex = i;
         callKeyByResultIndex.set(i, match.key);
+        callByResultIndex.set(i, match);
       } else {
         orphanResults.push(i);
       }
     } else if (breaksToolFlow(m)) {
-      open = [];
+      openFrom = openTo = calls.length;
     }
   }
 
   const unansweredCalls = calls.filter((c) => c.replayed && c.resultIndex === undefined);
-  return { calls, callKeyByResultIndex, orphanResults, unansweredCalls };
+  return { calls, callKeyByResultIndex, callByResultIndex, orphanResults, unansweredCalls };
 }
 
 /**
@@ -148,6 +165,18 @@ export function pairToolCalls(messages: readonly ContextMessage[]): Pairing {
 export function currentLoopStart(messages: readonly ContextMessage[]): number {
   for (let i = messages.length - 1; i >= 0; i--) if (isUser(messages[i])) return i + 1;
   return 0;
+}
+
+/** Index in `pairing.calls` of the first call of an assistant at or after message `index` (calls are in message order). */
+export function firstCallAtOrAfter(pairing: Pairing, index: number): number {
+  let lo = 0;
+  let hi = pairing.calls.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (pairing.calls[mid].assistantIndex < index) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Occurrence keys of every tool call present in `messages` (what is still in context). */

@@ -20,9 +20,9 @@ function withoutCalls(m: AssistantMessage, drop: ReadonlySet<number>): Assistant
   return substantive ? { ...m, content } : undefined;
 }
 
-export const pairingSweep: RenderPhase = (messages) => {
+export const pairingSweep: RenderPhase = (messages, { pairing: known }) => {
   const loopStart = currentLoopStart(messages);
-  const pairing = pairToolCalls(messages);
+  const pairing = known ?? pairToolCalls(messages);
   const dropResults = new Set(pairing.orphanResults.filter((i) => i < loopStart));
   const dropCalls = new Map<number, Set<number>>();
   for (const c of pairing.unansweredCalls) {

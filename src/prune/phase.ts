@@ -2,10 +2,13 @@
 import type { ContextMessage } from "../session/messages.ts";
 import type { KeeperState } from "../state/schema.ts";
 import type { PruneConfig } from "./config.ts";
+import type { Pairing } from "./occurrence.ts";
 
 export interface PhaseContext {
   state: KeeperState;
   config: PruneConfig;
+  /** `pairToolCalls` of the messages the phase receives, when the caller has it (saves pairing again). */
+  pairing?: Pairing;
 }
 
 /**

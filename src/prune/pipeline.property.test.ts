@@ -1,7 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { currentLoopStart, pairToolCalls } from "./occurrence.ts";
-import { renderContext } from "./pipeline.ts";
+import { errorPurge } from "./error-purge.ts";
+import { pairingSweep } from "./pairing-sweep.ts";
+import { guardCurrentLoop, PRUNING_PHASES, renderContext } from "./pipeline.ts";
+import { stubReplace } from "./stub-replace.ts";
 import { stubIndexOf } from "./stub-text.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { restoreState } from "../state/entries.ts";
@@ -108,6 +111,28 @@ describe("render pipeline properties", () => {
         const restored = restoreState(plan.entries.map((e) => JSON.parse(JSON.stringify({ type: "custom", ...e }))));
         expect(restored.diagnostics).toEqual([]);
         expect(restored.state).toEqual(plan.nextState);
+      }),
+      RUNS,
+    );
+  });
+  test("one pairing serves the structure-keeping phases: the render equals every phase pairing its own input", () => {
+    /** A pairing as plain data (call objects compared by their fields, not identity). */
+    const plain = (messages: ContextMessage[]) => {
+      const p = pairToolCalls(messages);
+      return { calls: p.calls.map(({ arguments: _args, ...c }) => c), keys: [...p.callKeyByResultIndex], orphans: p.orphanResults, unanswered: p.unansweredCalls.map((c) => c.key) };
+    };
+    fc.assert(
+      fc.property(scenario, ({ input, state }) => {
+        const ctx = { state, config: propertyConfig };
+        // Each phase on its own (no pairing handed in), in the pipeline's order.
+        let own = input;
+        for (const phase of PRUNING_PHASES) own = phase(own, ctx);
+        own = pairingSweep(guardCurrentLoop(own, fakeThinkingStrip(own, { boundaryTimestamp: state.frontier.thinkingStripBoundaryTimestamp })), ctx);
+        expect(render(input, state)).toEqual(own);
+        // The phases the pipeline shares a pairing across keep it.
+        const stubbed = stubReplace(input, ctx);
+        expect(plain(stubbed)).toEqual(plain(input));
+        expect(plain(errorPurge(stubbed, ctx))).toEqual(plain(input));
       }),
       RUNS,
     );

@@ -13,9 +13,9 @@ import type { KeeperState } from "../state/schema.ts";
 import { chainCompress } from "./chain-compress.ts";
 import type { PruneConfig } from "./config.ts";
 import { errorPurge } from "./error-purge.ts";
-import { currentLoopStart } from "./occurrence.ts";
+import { currentLoopStart, pairToolCalls, type Pairing } from "./occurrence.ts";
 import { pairingSweep } from "./pairing-sweep.ts";
-import type { PhaseContext, RenderPhase } from "./phase.ts";
+import type { RenderPhase } from "./phase.ts";
 import { stubReplace } from "./stub-replace.ts";
 
 /** What the thinking strip gets from the persisted state. */
@@ -60,11 +60,23 @@ export function guardCurrentLoop(messages: ContextMessage[], output: ContextMess
 
 export const PRUNING_PHASES: readonly RenderPhase[] = [stubReplace, errorPurge, chainCompress];
 
+/**
+ * Phases that keep every message's position, role, timestamp and tool calls (ids, order): the
+ * pairing of their input is the pairing of their output, so the render pairs once for them.
+ */
+const KEEPS_PAIRING: ReadonlySet<RenderPhase> = new Set([stubReplace, errorPurge]);
+
 export function renderContext(options: RenderContextOptions): ContextMessage[] {
   const { state, config, phases } = options;
-  const ctx: PhaseContext = { state, config };
   let current = options.messages;
-  if (config.enabled) for (const phase of PRUNING_PHASES) current = phase(current, ctx);
+  let pairing: Pairing | undefined;
+  if (config.enabled)
+    for (const phase of PRUNING_PHASES) {
+      pairing ??= pairToolCalls(current);
+      const next = phase(current, { state, config, pairing });
+      if (next !== current && !KEEPS_PAIRING.has(phase)) pairing = undefined;
+      current = next;
+    }
   if (phases?.thinkingStrip) {
     const input = current;
     const thinking: ThinkingStripInput = {
@@ -72,6 +84,7 @@ export function renderContext(options: RenderContextOptions): ContextMessage[] {
       hasFlushed: state.frontier.flushSeq > 0,
     };
     current = guardCurrentLoop(input, phases.thinkingStrip(input, thinking));
+    if (current !== input) pairing = undefined;
   }
-  return pairingSweep(current, ctx);
+  return pairingSweep(current, { state, config, ...(pairing ? { pairing } : {}) });
 }

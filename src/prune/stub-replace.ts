@@ -23,19 +23,21 @@ function isAlreadyStub(m: ToolResultMessage, text: string): boolean {
   return m.content.length === 1 && m.content[0].type === "text" && m.content[0].text === text;
 }
 
-export const stubReplace: RenderPhase = (messages, { state }) => {
+export const stubReplace: RenderPhase = (messages, { state, pairing: known }) => {
   const { textByKey, pointers } = stubIndexOf(state);
   if (textByKey.size === 0) return messages;
-  const pairing = pairToolCalls(messages);
+  const pairing = known ?? pairToolCalls(messages);
   // Refs this request shows: a stub may point only at these (recall finds them by ref on the branch).
   let shown: Set<string> | undefined;
   const isShown = (ref: string) => (shown ??= refsInRequest(messages, state, pairing.callKeyByResultIndex.values())).has(ref);
   let out: ContextMessage[] | undefined;
   for (const [index, key] of pairing.callKeyByResultIndex) {
+    const own = textByKey.get(key);
+    if (own === undefined) continue; // not stubbed (every pointer's key has a text too)
     const pointer = pointers.get(key);
-    const text = pointer !== undefined && !isShown(pointer.ref) ? pointer.standalone : textByKey.get(key);
+    const text = pointer !== undefined && !isShown(pointer.ref) ? pointer.standalone : own;
     const m = messages[index];
-    if (text === undefined || !isToolResult(m) || isAlreadyStub(m, text)) continue;
+    if (!isToolResult(m) || isAlreadyStub(m, text)) continue;
     out ??= messages.slice();
     out[index] = { ...m, content: [{ type: "text", text }] };
   }
