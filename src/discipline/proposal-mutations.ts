@@ -9,7 +9,7 @@
 import type { FlushProposal } from "../flush/plan.ts";
 import { pairToolCalls } from "../prune/occurrence.ts";
 import { isAssistant, timestampOf, type ContextMessage } from "../session/messages.ts";
-import { slotsDiffer, type RenderedSlot } from "./history-view.ts";
+import { slotJsonChars, slotsDiffer, type RenderedSlot } from "./history-view.ts";
 import type { MutationKind } from "./piggyback.ts";
 
 export interface ProposalMutation {
@@ -24,6 +24,8 @@ export interface ProposalMutation {
   /** Last changed raw index. */
   end: number | undefined;
   tokensRemoved: number;
+  /** Serialized characters removed (`slotJsonChars`), shared as `tokensRemoved` is: the savings estimate. */
+  jsonCharsRemoved: number;
 }
 
 export const thinkingMutationId = (ts: number | undefined): string => `thinking:${ts}`;
@@ -89,12 +91,14 @@ export function measureMutations(input: MeasureInput): ProposalMutation[] {
   return ranges.map((r, n) => {
     const c = changed[n];
     const removed = c.reduce((s, i) => s + (input.without[i].tokens - input.withAll[i].tokens) / (share.get(i) ?? 1), 0);
+    const jsonRemoved = c.reduce((s, i) => s + (slotJsonChars(input.without[i]) - slotJsonChars(input.withAll[i])) / (share.get(i) ?? 1), 0);
     return {
       ...r,
       changed: c,
       position: c.length > 0 ? Math.min(...c) : undefined,
       end: c.length > 0 ? Math.max(...c) : undefined,
       tokensRemoved: removed,
+      jsonCharsRemoved: jsonRemoved,
     };
   });
 }

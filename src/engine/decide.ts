@@ -105,7 +105,7 @@ const suffixSums = (xs: readonly number[]): number[] => {
   return out;
 };
 
-function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: DisciplineOutcome } {
+function decide(input: DecideFlushInput): FlushGateDecision {
   const { facts, cache, trial, draft } = input;
   const { proposal, messages, state } = draft;
   const previousThinking = state.frontier.thinkingStripBoundaryTimestamp;
@@ -205,10 +205,31 @@ function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: Dis
   return {
     applied: restrictProposal(proposal, appliedIds, previousThinking),
     outcome: { boundary, log, verdicts, applied, deferred, pending, expectedRequests: horizon.expectedRequests },
+    tokensSaved: savedByApplied(mutations, appliedIds),
   };
 }
 
+/**
+ * The savings estimate of the applied part, from the gate's own two renders (no render of its
+ * own): the serialized characters the applied pruning mutations remove from the next request,
+ * / 4. The thinking strip is not included (as in `src/flush/savings.ts`). Exact when the
+ * applied mutations change messages no held-back mutation or thinking move also changes
+ * (a message shared by several is split evenly, as the gate splits its tokens).
+ */
+function savedByApplied(mutations: readonly ProposalMutation[], appliedIds: ReadonlySet<string>): number {
+  let chars = 0;
+  for (const m of mutations) if (appliedIds.has(m.id) && m.kind !== "strip-thinking") chars += m.jsonCharsRemoved;
+  return Math.max(0, Math.round(chars / 4));
+}
+
+export interface FlushGateDecision {
+  applied: FlushProposal;
+  outcome: DisciplineOutcome;
+  /** The applied part's savings estimate (tokens), measured from the gate's renders. */
+  tokensSaved: number;
+}
+
 /** The decision for one draft under cache discipline, from its renders. */
-export function decideFlush(input: DecideFlushInput): { applied: FlushProposal; outcome: DisciplineOutcome } {
+export function decideFlush(input: DecideFlushInput): FlushGateDecision {
   return decide(input);
 }

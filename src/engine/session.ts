@@ -18,7 +18,6 @@ import { lastAssistantIndex } from "../discipline/history-view.ts";
 import type { CaptureResult } from "../flush/capture.ts";
 import { withClosingMessage } from "../flush/capture.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
-import { renderContext } from "../prune/pipeline.ts";
 import { emptyRecallIndex, type RecallIndex, type SpillOptions } from "../recall/recall-index.ts";
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
@@ -30,7 +29,6 @@ import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
 import { keeperRender } from "./render.ts";
-import { memoizedRender } from "./render-memo.ts";
 import { coldReplanDue, keepColdPlan } from "./triggers.ts";
 
 export interface EngineState {
@@ -190,12 +188,6 @@ function rememberedSent(state: EngineState, branch: readonly ContextMessage[]): 
 export function completeFlush(state: EngineState, input: CompleteFlushInput): { state: EngineState; result: FlushResult } {
   const { settings, model } = input;
   const discipline = disciplineOn(settings) && input.facts !== undefined;
-  const renderKeeper = input.renders?.keeper ?? ((messages: ContextMessage[], s: KeeperState) => keeperRender({ messages, state: s, settings, model }));
-  const renderPrune = input.renders?.prune ?? renderContext;
-  const keeper = memoizedRender(renderKeeper);
-  // Without the thinking strip the savings render is the `context` render: one memo serves both.
-  const strips = thinkingPolicyFor(settings, model).strip;
-  const prune = strips ? renderPrune : (o: Parameters<typeof renderContext>[0]) => keeper(o.messages, o.state);
   const world = withClosingMessage(input.branchMessages, input.closingMessage);
   // A capture taken before the summarizer's await is reused only while the branch still holds
   // every call it captured (a compaction applied meanwhile sends it back to capture again).
@@ -213,7 +205,7 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
       ? { discipline: { cache: settings.cache, facts: input.facts, label: input.label, sent: rememberedSent(state, world) } }
       : {}),
     ...(input.recall ? { recall: { index: state.recall, ...(input.recall.spill ? { spill: input.recall.spill } : {}) } } : {}),
-    renders: { keeper, prune },
+    ...(input.renders ? { renders: input.renders } : {}),
   });
   return { state: adoptFlush(state, result), result };
 }
