@@ -135,15 +135,22 @@ describe("renders per flush: at most 2, in every case", () => {
 });
 
 describe("the savings estimate under the gate", () => {
-  test("equals the render-based estimate when every change is a stub (thinking kept, everything applied)", () => {
-    const settings = { ...DEFAULT_SETTINGS, pruning: { ...DEFAULT_SETTINGS.pruning, chainCompression: { ...DEFAULT_SETTINGS.pruning.chainCompression, enabled: false } } };
-    const r = flushOnce({ settings });
+  /** The estimate a flush without the gate makes: two renders without the thinking strip. */
+  const renderedEstimate = (r: ReturnType<typeof flushOnce>, settings: KeeperSettings) =>
+    estimateTokensSaved({ messages: [...r.branch, r.closing!], before: r.before, after: { ...r.result.nextState, stats: r.before.stats }, config: pruneConfigFrom(settings) });
+  const savedBy = (r: ReturnType<typeof flushOnce>) => r.result.nextState.stats.tokensSavedEstimate - r.before.stats.tokensSavedEstimate;
+
+  test("equals the render-based estimate when everything applies (stubs and a chain, thinking kept)", () => {
+    const r = flushOnce({});
     expect(r.result.outcome?.deferred).toEqual([]);
-    const messages = [...r.branch, r.closing!];
-    const after = { ...r.result.nextState, stats: r.before.stats };
-    const expected = estimateTokensSaved({ messages, before: r.before, after, config: pruneConfigFrom(settings) });
-    expect(expected).toBeGreaterThan(1000);
-    expect(r.result.nextState.stats.tokensSavedEstimate - r.before.stats.tokensSavedEstimate).toBe(expected);
+    expect(renderedEstimate(r, DEFAULT_SETTINGS)).toBeGreaterThan(1000);
+    expect(savedBy(r)).toBe(renderedEstimate(r, DEFAULT_SETTINGS));
+  });
+
+  test("leaves the thinking strip out, as the render-based estimate does (thinking stripped for the model)", () => {
+    const r = flushOnce({ model: OPUS });
+    expect(r.result.outcome?.applied.some((id) => id.startsWith("thinking:"))).toBe(true);
+    expect(savedBy(r)).toBe(renderedEstimate(r, DEFAULT_SETTINGS));
   });
 
   test("counts only what the gate applied", () => {

@@ -17,11 +17,22 @@ export interface KeeperRenderInput {
   model: ModelIdentityInput | undefined;
 }
 
+/** Each message the thinking strip produced → the message it stripped (what the render without the strip holds there). */
+const strippedFrom = new WeakMap<ContextMessage, ContextMessage>();
+
+/** `m` as the render without the thinking strip has it (the savings estimate leaves the strip out). */
+export function withoutStrip(m: ContextMessage): ContextMessage {
+  return strippedFrom.get(m) ?? m;
+}
+
 export function thinkingPhaseFor(settings: KeeperSettings, model: ModelIdentityInput | undefined): ThinkingStripPhase | undefined {
   if (!thinkingPolicyFor(settings, model).strip) return undefined;
   const config = { enabled: true, keepLastTurns: settings.thinkingStrip.keepLastTurns };
-  return (messages, t) =>
-    stripOldThinking(messages, config, boundaryForRender({ persisted: t.boundaryTimestamp, hasFlushed: t.hasFlushed }));
+  return (messages, t) => {
+    const out = stripOldThinking(messages, config, boundaryForRender({ persisted: t.boundaryTimestamp, hasFlushed: t.hasFlushed }));
+    if (out !== messages) for (let i = 0; i < out.length; i++) if (out[i] !== messages[i]) strippedFrom.set(out[i]!, messages[i]!);
+    return out;
+  };
 }
 
 export function keeperRender(input: KeeperRenderInput): ContextMessage[] {
