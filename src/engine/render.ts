@@ -1,7 +1,9 @@
 /**
  * The `context` handler's whole decision, as one pure function of (messages, persisted
  * state, settings, model). No clock, no I/O. Returns the very array it was given when
- * nothing is due.
+ * nothing is due. A side table remembers what each message the thinking strip produced was
+ * before it (`withoutStrip`, for a flush's savings estimate); like the per-message memos it
+ * changes no output.
  */
 import { renderContext, type ThinkingStripPhase } from "../prune/pipeline.ts";
 import type { ContextMessage } from "../session/messages.ts";
