@@ -17,7 +17,7 @@ import type {
 import { type CompactionOutlook, compactionStopsWarming } from "../compaction/cooperation.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
 import { keeperRender } from "../engine/render.ts";
-import { flushesActive, step, type EngineEffect } from "../engine/index.ts";
+import { flushesActive, step, type EngineEffect, type FlushResult } from "../engine/index.ts";
 import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
@@ -27,7 +27,6 @@ import type { ContextMessage } from "../session/messages.ts";
 import { formatDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import type { FlushResult } from "../engine/index.ts";
 import { restoreReconciled } from "../state/torn-flush.ts";
 import type { CompletionItem } from "../ui/keeper-completions.ts";
 import { cacheText, liveFacts, onProviderRequest, onWarmingDecision, restoreLedger, whyText } from "./cache-edge.ts";
