@@ -1,7 +1,7 @@
 /**
  * Load bench (issue #14): a 5,000-message Pi session with 2,000 pruned originals, built
- * flush by flush through the engine's flush straight line the extension runs (`beginFlush`
- * → extractive summaries → `finishFlush`: plan, recall index with spills, custom entries) and
+ * flush by flush through the engine's `step` as the extension drives it (flush-begin
+ * → extractive summaries → flush-plan: plan, recall index with spills, custom entries) and
  * written by Pi's own SessionManager. It then measures what a user pays at that size:
  *
  * - restart: Pi opening the file, and the keeper's restore on top (state, torn-flush check,
@@ -18,7 +18,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
-import { beginFlush, finishFlush } from "../src/engine/flush.ts";
+import { effectOf, initialEngineState, step } from "../src/engine/index.ts";
 import { pruneConfigFrom } from "../src/engine/config.ts";
 import { keeperRender } from "../src/engine/render.ts";
 import { chainCompress } from "../src/prune/chain-compress.ts";
@@ -109,15 +109,19 @@ try {
     sm.appendMessage(assistantMessage([{ type: "text", text: `Done with task ${p}.` }], t++, "stop") as never);
     const flushStart = performance.now();
     const branchMessages = sm.buildSessionProjection().messages as ContextMessage[];
-    const inputs = { state, branchMessages, settings: SETTINGS, model: MODEL };
-    const capture = beginFlush(inputs);
-    const result = finishFlush({
+    const inputs = { settings: SETTINGS, model: MODEL, branchMessages };
+    const begun = step(initialEngineState({ keeper: state, recall }), { type: "flush-begin", ...inputs });
+    const { capture } = effectOf(begun, "summarize");
+    const planned = step(begun.state, {
+      type: "flush-plan",
       ...inputs,
-      capture,
       summaries: capture.batches.map((b) => summarizeExtractively(b)),
       now: t,
-      recall: { index: recall, spill: { thresholdBytes: SETTINGS.recall.spillThresholdBytes, pathFor: (_c, sha) => spillPathFor(sm.getSessionFile()!, sha) } },
+      facts: undefined,
+      label: "load bench",
+      recall: { spill: { thresholdBytes: SETTINGS.recall.spillThresholdBytes, pathFor: (_c, sha) => spillPathFor(sm.getSessionFile()!, sha) } },
     });
+    const { result } = effectOf(planned, "write-spills");
     const spilled = await writeSpills(result.spills, writeSpillFile);
     if (spilled.failed.length) throw new Error(`spill failed: ${spilled.failed[0]!.error}`);
     for (const e of result.entries) sm.appendCustomEntry(e.customType, e.data);

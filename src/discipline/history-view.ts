@@ -56,6 +56,18 @@ function bytesOf(m: ContextMessage): string {
   return s;
 }
 
+/**
+ * The slot's share of `JSON.stringify(rendered).length`: each message's JSON plus its comma
+ * (each message read `as` another, e.g. as the render without the thinking strip has it).
+ * Summed over every slot it is the serialized render's length − 1, so a difference between two
+ * renders of the same raw branch is exact.
+ */
+export function slotJsonChars(slot: RenderedSlot, as: (m: ContextMessage) => ContextMessage = (m) => m): number {
+  let n = 0;
+  for (const m of slot.messages) n += bytesOf(as(m)).length + 1;
+  return n;
+}
+
 export interface RenderedSlot {
   tokens: number;
   /** The rendered messages' identities (for change detection). */

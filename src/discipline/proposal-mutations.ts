@@ -9,7 +9,7 @@
 import type { FlushProposal } from "../flush/plan.ts";
 import { pairToolCalls } from "../prune/occurrence.ts";
 import { isAssistant, timestampOf, type ContextMessage } from "../session/messages.ts";
-import { slotsDiffer, type RenderedSlot } from "./history-view.ts";
+import { slotJsonChars, slotsDiffer, type RenderedSlot } from "./history-view.ts";
 import type { MutationKind } from "./piggyback.ts";
 
 export interface ProposalMutation {
@@ -24,6 +24,12 @@ export interface ProposalMutation {
   /** Last changed raw index. */
   end: number | undefined;
   tokensRemoved: number;
+  /**
+   * Serialized characters the render without the thinking strip loses (`slotJsonChars` over
+   * `MeasureInput.withoutStrip`), shared among the pruning mutations that change the message;
+   * 0 for the thinking boundary's own move. The savings estimate.
+   */
+  jsonCharsRemoved: number;
 }
 
 export const thinkingMutationId = (ts: number | undefined): string => `thinking:${ts}`;
@@ -78,6 +84,8 @@ export interface MeasureInput {
   without: readonly RenderedSlot[];
   /** Next request with the whole proposal applied, per raw index. */
   withAll: readonly RenderedSlot[];
+  /** A rendered message as the render without the thinking strip has it (default: itself). */
+  withoutStrip?: (m: ContextMessage) => ContextMessage;
 }
 
 export function measureMutations(input: MeasureInput): ProposalMutation[] {
@@ -85,16 +93,28 @@ export function measureMutations(input: MeasureInput): ProposalMutation[] {
   const changedAt = (i: number): boolean => i < input.without.length && slotsDiffer(input.without[i], input.withAll[i]);
   const changed = ranges.map((r) => r.range.filter(changedAt));
   const share = new Map<number, number>();
-  for (const c of changed) for (const i of c) share.set(i, (share.get(i) ?? 0) + 1);
+  const pruningShare = new Map<number, number>();
+  changed.forEach((c, n) => {
+    for (const i of c) {
+      share.set(i, (share.get(i) ?? 0) + 1);
+      if (ranges[n].kind !== "strip-thinking") pruningShare.set(i, (pruningShare.get(i) ?? 0) + 1);
+    }
+  });
+  const unstrip = input.withoutStrip;
   return ranges.map((r, n) => {
     const c = changed[n];
     const removed = c.reduce((s, i) => s + (input.without[i].tokens - input.withAll[i].tokens) / (share.get(i) ?? 1), 0);
+    const jsonRemoved =
+      r.kind === "strip-thinking"
+        ? 0
+        : c.reduce((s, i) => s + (slotJsonChars(input.without[i], unstrip) - slotJsonChars(input.withAll[i], unstrip)) / (pruningShare.get(i) ?? 1), 0);
     return {
       ...r,
       changed: c,
       position: c.length > 0 ? Math.min(...c) : undefined,
       end: c.length > 0 ? Math.max(...c) : undefined,
       tokensRemoved: removed,
+      jsonCharsRemoved: jsonRemoved,
     };
   });
 }

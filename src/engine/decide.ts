@@ -42,6 +42,7 @@ import { currentLoopStart } from "../prune/occurrence.ts";
 import { isAssistant, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
+import { withoutStrip } from "./render.ts";
 
 export type CacheSettings = KeeperSettings["cache"];
 
@@ -105,7 +106,7 @@ const suffixSums = (xs: readonly number[]): number[] => {
   return out;
 };
 
-function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: DisciplineOutcome } {
+function decide(input: DecideFlushInput): FlushGateDecision {
   const { facts, cache, trial, draft } = input;
   const { proposal, messages, state } = draft;
   const previousThinking = state.frontier.thinkingStripBoundaryTimestamp;
@@ -120,7 +121,7 @@ function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: Dis
   const sent = slotsByRawIndex(messages, input.sent ? [...input.sent] : input.render(messages.slice(0, lastSent), state));
   const without = slotsByRawIndex(messages, input.render(world, state));
   const withAll = slotsByRawIndex(messages, input.render(world, trial));
-  const mutations = measureMutations({ proposal, messages, previousThinkingBoundary: previousThinking, without, withAll });
+  const mutations = measureMutations({ proposal, messages, previousThinkingBoundary: previousThinking, without, withAll, withoutStrip });
 
   let forcedFrom: number | undefined;
   for (let i = 0; i < lastSent; i++) {
@@ -205,10 +206,31 @@ function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: Dis
   return {
     applied: restrictProposal(proposal, appliedIds, previousThinking),
     outcome: { boundary, log, verdicts, applied, deferred, pending, expectedRequests: horizon.expectedRequests },
+    tokensSaved: savedByApplied(mutations, appliedIds),
   };
 }
 
+/**
+ * The savings estimate of the applied part, from the gate's own two renders (no render of its
+ * own): the serialized characters the applied pruning mutations remove from the next request,
+ * / 4, with every stripped message read as it was before the strip (`withoutStrip`), so the
+ * thinking strip is not included (as in `src/flush/savings.ts`). Exact unless an applied and
+ * a held-back pruning mutation change the same message (it is then split evenly between them).
+ */
+function savedByApplied(mutations: readonly ProposalMutation[], appliedIds: ReadonlySet<string>): number {
+  let chars = 0;
+  for (const m of mutations) if (appliedIds.has(m.id)) chars += m.jsonCharsRemoved;
+  return Math.max(0, Math.round(chars / 4));
+}
+
+export interface FlushGateDecision {
+  applied: FlushProposal;
+  outcome: DisciplineOutcome;
+  /** The applied part's savings estimate (tokens), measured from the gate's renders. */
+  tokensSaved: number;
+}
+
 /** The decision for one draft under cache discipline, from its renders. */
-export function decideFlush(input: DecideFlushInput): { applied: FlushProposal; outcome: DisciplineOutcome } {
+export function decideFlush(input: DecideFlushInput): FlushGateDecision {
   return decide(input);
 }

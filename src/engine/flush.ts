@@ -8,7 +8,9 @@
  * frontier (frozen boundary included) and stats — here and nowhere else. Pure: the
  * summarizer already ran, the clock comes in as `now`, and spill files come back as data for
  * the host to write before it appends the entries (a stub never points at a missing file).
- * Renders go through one injected function, so a test can count them.
+ * Renders go through injected functions, so a test can count them: at most 2 per flush (the
+ * gate's before/after, which also measure the savings; without the gate, the savings
+ * estimate's two), plus one when the caller does not remember what the last request carried.
  */
 import { captureBatches, type CaptureResult } from "../flush/capture.ts";
 import { applyFlush, proposeFlush, type FlushDecision, type FlushPlan, type ThinkingBoundaryFn } from "../flush/plan.ts";
@@ -50,11 +52,11 @@ export function thinkingBoundaryFnFor(settings: KeeperSettings, model: ModelIden
   return ({ assistantTimestamps, previous }) => computeThinkingBoundary(assistantTimestamps, keep, previous);
 }
 
-/** Counts renders when a test injects it; both kinds a flush does go through it. */
+/** Counts renders when a test injects them; both kinds a flush does go through them. */
 export interface FlushRenders {
   /** The `context` render (thinking strip included), for the gate's measurements. */
   keeper: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
-  /** The pruning render without the thinking strip, for the savings estimate. */
+  /** The pruning render without the thinking strip, for the savings estimate without the gate. */
   prune: (input: Parameters<typeof renderContext>[0]) => ContextMessage[];
 }
 
@@ -116,9 +118,13 @@ export function finishFlush(input: FinishFlushInput): FlushResult {
   const decided = d
     ? decideFlush({ cache: d.cache, facts: d.facts, now: input.now, label: d.label, draft, trial: applyFlush(draft, { measure: false }).nextState, render: keeper, sent: d.sent })
     : undefined;
+  // Under the gate the savings come from its two renders; without it, from two savings renders.
   const plan = applyFlush(draft, {
-    ...(decided ? { applied: decided.applied, frozenThroughTimestamp: decided.outcome.boundary?.frozenThroughTimestamp } : {}),
-    ...(input.renders?.prune ? { render: input.renders.prune } : {}),
+    ...(decided
+      ? { applied: decided.applied, frozenThroughTimestamp: decided.outcome.boundary?.frozenThroughTimestamp, tokensSaved: decided.tokensSaved }
+      : input.renders?.prune
+        ? { render: input.renders.prune }
+        : {}),
   });
   const hidden = [...(input.capture?.batches ?? []).flatMap((b: ToolBatch) => b.calls), ...prunedCallsOf(input.branchMessages, plan.nextState)];
   const recorded = input.recall ? recordOriginals(input.recall.index, { calls: hidden, spill: input.recall.spill }) : undefined;

@@ -1,7 +1,7 @@
 /**
- * The engine: one session's pure state and the transitions both the live host and the replay
- * drive. Each transition is `(state, input) → { state, … }` over plain data; effects (entries
- * to append, spill files, summarizer calls) come back as data for the caller to perform.
+ * The engine's state and its named transitions — the internals of `step` (step.ts), the one
+ * entry point the live host and the replay drive (`index.ts` exports `step`, not these).
+ * Each transition is `(state, input) → { state, … }` over plain data.
  *
  *   render        the `context` render; on a cold cache first the cold re-plan (triggers.ts),
  *                 whose entries and spill files come back as `persist` — the host writes the
@@ -9,8 +9,8 @@
  *   send          the serialized request: cache ledger (times, key, seam placement)
  *   usage         the provider's usage of the answer (unannounced losses)
  *   compacted     Pi compacted: drop state outside the context, the next request is cold
- *   beginFlush /  a flush, straight: capture → [summaries] → propose → decide → apply →
- *   completeFlush entries (flush.ts); the state adopts the plan, recall, gate log, pending
+ *   startFlush /  a flush, straight: capture → [summaries] → propose → decide → apply →
+ *   completeFlush entries (flush.ts); `adoptFlush` takes the result into the state
  */
 import { appendGateDecision, emptyGateDecisionLog } from "../discipline/gate-log.ts";
 import type { GateDecisionLog } from "../discipline/schema.ts";
@@ -18,7 +18,6 @@ import { lastAssistantIndex } from "../discipline/history-view.ts";
 import type { CaptureResult } from "../flush/capture.ts";
 import { withClosingMessage } from "../flush/capture.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
-import { renderContext } from "../prune/pipeline.ts";
 import { emptyRecallIndex, type RecallIndex, type SpillOptions } from "../recall/recall-index.ts";
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
@@ -30,8 +29,7 @@ import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
 import { keeperRender } from "./render.ts";
-import { memoizedRender } from "./render-memo.ts";
-import { coldReplanDue, keepColdPlan } from "./triggers.ts";
+import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
 
 export interface EngineState {
   keeper: KeeperState;
@@ -40,10 +38,23 @@ export interface EngineState {
   gateLog: GateDecisionLog;
   /** The last render: what the request carried (seam placement, the gate's "sent"). */
   lastRender: { raw: readonly ContextMessage[]; rendered: readonly ContextMessage[]; state: KeeperState } | undefined;
+  /** Where the budget trigger counts from (live: Pi's context tokens after the last flush). */
+  budget: BudgetBase;
+  /** The running flush's capture and the keeper state it was taken from (reused at its plan while still valid). */
+  flushing: { capture: CaptureResult; keeper: KeeperState } | undefined;
 }
 
 export function initialEngineState(over: Partial<EngineState> = {}): EngineState {
-  return { keeper: emptyState(), recall: emptyRecallIndex(), ledger: emptyCacheLedger(), gateLog: emptyGateDecisionLog(), lastRender: undefined, ...over };
+  return {
+    keeper: emptyState(),
+    recall: emptyRecallIndex(),
+    ledger: emptyCacheLedger(),
+    gateLog: emptyGateDecisionLog(),
+    lastRender: undefined,
+    budget: { tokensAtLastFlush: 0, handoffsSeen: 0 },
+    flushing: undefined,
+    ...over,
+  };
 }
 
 /** Flushes run when pruning is on, or when the thinking strip is on for this model (its boundary moves only at flushes). */
@@ -190,12 +201,6 @@ function rememberedSent(state: EngineState, branch: readonly ContextMessage[]): 
 export function completeFlush(state: EngineState, input: CompleteFlushInput): { state: EngineState; result: FlushResult } {
   const { settings, model } = input;
   const discipline = disciplineOn(settings) && input.facts !== undefined;
-  const renderKeeper = input.renders?.keeper ?? ((messages: ContextMessage[], s: KeeperState) => keeperRender({ messages, state: s, settings, model }));
-  const renderPrune = input.renders?.prune ?? renderContext;
-  const keeper = memoizedRender(renderKeeper);
-  // Without the thinking strip the savings render is the `context` render: one memo serves both.
-  const strips = thinkingPolicyFor(settings, model).strip;
-  const prune = strips ? renderPrune : (o: Parameters<typeof renderContext>[0]) => keeper(o.messages, o.state);
   const world = withClosingMessage(input.branchMessages, input.closingMessage);
   // A capture taken before the summarizer's await is reused only while the branch still holds
   // every call it captured (a compaction applied meanwhile sends it back to capture again).
@@ -213,7 +218,7 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
       ? { discipline: { cache: settings.cache, facts: input.facts, label: input.label, sent: rememberedSent(state, world) } }
       : {}),
     ...(input.recall ? { recall: { index: state.recall, ...(input.recall.spill ? { spill: input.recall.spill } : {}) } } : {}),
-    renders: { keeper, prune },
+    ...(input.renders ? { renders: input.renders } : {}),
   });
   return { state: adoptFlush(state, result), result };
 }

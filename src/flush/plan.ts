@@ -214,6 +214,8 @@ export interface ApplyFlushOptions {
   render?: SavingsInput["render"];
   /** False: skip the savings estimate (a trial state that is measured, never persisted). */
   measure?: boolean;
+  /** The savings estimate already measured (the gate's renders measure it): no render here. */
+  tokensSaved?: number;
 }
 
 /** The plan for the applied part of a draft: next state and the entries to persist, built here only. */
@@ -267,7 +269,8 @@ export function applyFlush(draft: FlushDraft, options: ApplyFlushOptions = {}): 
     purgedErrors: s.purgedErrors + applied.purgeErrorKeys.length,
     compressedChains: s.compressedChains + applied.chains.length,
     tokensSavedEstimate:
-      s.tokensSavedEstimate + (options.measure === false ? 0 : estimateTokensSaved({ messages, before: state, after: withoutStats, config, render: options.render })),
+      s.tokensSavedEstimate +
+      (options.measure === false ? 0 : (options.tokensSaved ?? estimateTokensSaved({ messages, before: state, after: withoutStats, config, render: options.render }))),
     summarizerInputTokens: s.summarizerInputTokens + newRecords.reduce((n, r) => n + r.summary.inputTokens, 0),
     summarizerOutputTokens: s.summarizerOutputTokens + newRecords.reduce((n, r) => n + r.summary.outputTokens, 0),
     summarizerCost: s.summarizerCost + newRecords.reduce((n, r) => n + r.summary.cost, 0),

@@ -4,6 +4,10 @@
  * `estimateTokens` ratio). The branch is rendered as if a new prompt had just arrived
  * (a closing user message appended), so the just-finished loop counts as history — as
  * it will on every later request. The thinking strip is not included.
+ *
+ * This is the estimate of a flush without cache discipline. Under the gate the same quantity
+ * is measured from the gate's own two renders instead (`savedByApplied` in
+ * `src/engine/decide.ts`), so a flush never renders more than twice.
  */
 import type { ContextMessage, UserMessage } from "../session/messages.ts";
 import type { PruneConfig } from "../prune/config.ts";

@@ -12,6 +12,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ContextMessage } from "../session/messages.ts";
 import { assistant, text, thinking, user } from "../../test/support/message-factory.ts";
 import { createKeeperHost } from "./keeper-host.ts";
+import { withAgentDir } from "../../test/support/host/agent-dir.ts";
 
 const WINDOW = 200_000;
 
@@ -35,14 +36,7 @@ function fixture() {
     getContextUsage: () => ({ tokens, contextWindow: WINDOW, percent: (100 * tokens) / WINDOW }),
   } as unknown as ExtensionContext;
   const host = createKeeperHost(pi as never, { now: () => 1_000_000 });
-  const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
-  process.env.PI_CODING_AGENT_DIR = agentDir;
-  try {
-    host.onSessionStart(ctx);
-  } finally {
-    if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
-  }
+  withAgentDir(agentDir, () => host.onSessionStart(ctx));
   let turn = 0;
   /** A new answered prompt with thinking (so any flush moves the boundary), then turn_end at `at` tokens. */
   const turnEnd = async (at: number) => {

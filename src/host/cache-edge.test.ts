@@ -4,8 +4,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
 import { coldVerdictOf } from "../engine/cache-ledger.ts";
 import type { DisciplineOutcome } from "../engine/decide.ts";
-import type { FlushResult } from "../engine/flush.ts";
-import { adoptFlush, observeUsage } from "../engine/session.ts";
+import { step, type FlushResult } from "../engine/index.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
@@ -35,12 +34,13 @@ function setup(over: { settings?: KeeperSettings; frozen?: number } = {}) {
       memory.engine = { ...memory.engine, lastRender: { raw: messages, rendered: messages, state: memory.engine.keeper } };
     },
     onBeforeProviderRequest: (payload: unknown, c: ExtensionContext) => (settings.enabled ? onProviderRequest({ memory, pi, ctx: c, settings, payload, now: clock }) : undefined),
-    onAssistantMessage: (m: ContextMessage) => void (memory.engine = observeUsage(memory.engine, m)),
+    onAssistantMessage: (m: ContextMessage) => void (memory.engine = step(memory.engine, { type: "message-end", settings, message: m }).state),
     onCacheWarmingDecision: (e: Parameters<typeof onWarmingDecision>[2]) => onWarmingDecision(memory, settings, e),
     facts: (c: ExtensionContext) => liveFacts(memory, pi, c, clock),
     coldVerdict: (c: ExtensionContext) => coldVerdictOf(memory.engine.ledger, cacheKeyOf(pi, c, clock), liveTtlMs(c)),
     recordFlush(outcome: DisciplineOutcome, rewrote: boolean) {
-      memory.engine = adoptFlush(memory.engine, { outcome, rewrote, nextState: memory.engine.keeper, nextRecall: undefined } as unknown as FlushResult);
+      const result = { outcome, rewrote, nextState: memory.engine.keeper, nextRecall: undefined, entries: [], spills: [] } as unknown as FlushResult;
+      memory.engine = step(memory.engine, { type: "flush-written", result, failed: [], contextTokens: undefined }).state;
     },
     cacheText: () => cacheText(memory),
   };

@@ -15,9 +15,10 @@ import { tallyRequest } from "../discipline/rewrite-tally.ts";
 import { appendToRing } from "../discipline/ring.ts";
 import { digestBody } from "../cache/body-digest.ts";
 import { messagePrefixesOf } from "../discipline/seam-placement.ts";
-import { cacheFacts, ledgerExtended, ledgerFromBranch } from "../engine/cache-ledger.ts";
+import { cacheFacts, ledgerFromBranch } from "../engine/cache-ledger.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
-import { send } from "../engine/session.ts";
+import { step } from "../engine/index.ts";
+import type { CacheLedger } from "../engine/cache-ledger.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { BustAttribution } from "../discipline/schema.ts";
@@ -64,8 +65,8 @@ export function cacheKeyOf(pi: CachePi, ctx: ExtensionContext, at: number): Cach
 }
 
 /** Session (re)start: forget the process's requests, seed the ledger from the branch's recorded ones. */
-export function restoreLedger(memory: HostMemory, pi: CachePi, ctx: ExtensionContext, branch: readonly ContextMessage[]): void {
-  memory.engine = { ...memory.engine, ledger: ledgerFromBranch(branch, (at, model) => ({ ...cacheKeyOf(pi, ctx, at), model })) };
+export function restoreLedger(pi: CachePi, ctx: ExtensionContext, branch: readonly ContextMessage[]): CacheLedger {
+  return ledgerFromBranch(branch, (at, model) => ({ ...cacheKeyOf(pi, ctx, at), model }));
 }
 
 /** The cache facts a flush (or the cold-cache check) decides with, now. */
@@ -114,8 +115,9 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   const fingerprint = digest?.fingerprint;
   const messagePrefixes = body && fingerprint ? messagePrefixesOf(body, fingerprint) : undefined;
   const model = ctx.model ? { api: ctx.model.api, id: ctx.model.id } : undefined;
-  const out = send(memory.engine, { body, key, warmPing, settings, model, ...(messagePrefixes && digest ? { messagePrefixes, flat: digest.blocks, flatTokens: digest.tokens } : {}) });
-  memory.engine = out.state;
+  const sent = step(memory.engine, { type: "before-request", body, key, warmPing, settings, model, ...(messagePrefixes && digest ? { messagePrefixes, flat: digest.blocks, flatTokens: digest.tokens } : {}) });
+  memory.engine = sent.state;
+  const out = sent.request ?? { body: undefined, seam: -1 };
   if (!body || !out.body) return undefined;
   if (warmPing) return out.body === body ? undefined : out.body;
 
@@ -146,7 +148,7 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   }
   memory.tally = tallyRequest(memory.tally, attribution);
   memory.fingerprints = recordFingerprint(memory.fingerprints, fp);
-  memory.engine = { ...memory.engine, ledger: ledgerExtended(memory.engine.ledger, extended) };
+  memory.engine = step(memory.engine, { type: "attributed", extended }).state;
   return out.body === body ? undefined : out.body;
 }
 

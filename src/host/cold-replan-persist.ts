@@ -1,5 +1,6 @@
 /**
- * Effect: commit the cold re-plans a render decided (`render` in `src/engine/session.ts`), once
+ * Effect: commit the cold re-plans a render decided (the engine's `context` step gave them as
+ * `write-spills` effects, `when: "after-request"`), once
  * the request is built (`before_provider_request`) — as a flush commits: spill files first,
  * then the entries, so no stub points at a side file that was never written.
  *
@@ -8,8 +9,9 @@
  * entry keeps the hash and size, not the spill path).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { type FlushResult, withoutSpillFailures } from "../engine/flush.ts";
-import { type SpillFailure, withoutFailedSpills } from "../recall/recall-index.ts";
+import { step, type FlushResult } from "../engine/index.ts";
+import type { SpillFailure } from "../recall/recall-index.ts";
+import { appendEntries } from "./flush-job.ts";
 import type { HostMemory } from "./host-types.ts";
 
 export interface ColdReplanCommit {
@@ -23,11 +25,13 @@ export interface ColdReplanCommit {
 
 /** Appends at once when nothing needs a side file; otherwise a promise that writes, then appends. */
 export function commitColdReplans(input: ColdReplanCommit): Promise<void> | undefined {
-  const append = (results: readonly FlushResult[]) => {
-    for (const r of results) for (const e of r.entries) input.pi.appendEntry(e.customType, e.data);
+  const commit = (failed: readonly SpillFailure[]) => {
+    const out = step(input.memory.engine, { type: "replans-written", results: input.waiting, failed });
+    input.memory.engine = out.state;
+    appendEntries(input.pi, out.effects);
   };
   if (input.waiting.every((r) => r.spills.length === 0)) {
-    append(input.waiting);
+    commit([]);
     return undefined;
   }
   return (async () => {
@@ -42,19 +46,15 @@ export function commitColdReplans(input: ColdReplanCommit): Promise<void> | unde
         }
       }
     }
-    const failures: SpillFailure[] = [...failed].map(([path, error]) => ({ path, error }));
-    if (failures.length > 0) {
-      input.memory.engine = { ...input.memory.engine, recall: withoutFailedSpills(input.memory.engine.recall, failures) };
-      if (!input.memory.notices.has(SPILL_NOTICE)) {
-        input.memory.notices.add(SPILL_NOTICE);
-        const [first] = failed.values();
-        input.warn(
-          `context-keeper: could not write ${failed.size} spill file(s) (${first}); pruned anyway — ` +
-            "those originals are recalled from the session file, not from a side file",
-        );
-      }
+    if (failed.size > 0 && !input.memory.notices.has(SPILL_NOTICE)) {
+      input.memory.notices.add(SPILL_NOTICE);
+      const [first] = failed.values();
+      input.warn(
+        `context-keeper: could not write ${failed.size} spill file(s) (${first}); pruned anyway — ` +
+          "those originals are recalled from the session file, not from a side file",
+      );
     }
-    append(input.waiting.map((r) => withoutSpillFailures(r, failures)));
+    commit([...failed].map(([path, error]) => ({ path, error })));
   })();
 }
 

@@ -1,8 +1,9 @@
 /**
- * One live flush, performed by the host around the engine's straight line:
+ * One live flush, performed by the host around the engine's `step`:
  *
- *   engine.startFlush (capture once) → summarizer call (the effect) → engine.completeFlush
- *   (propose → decide → apply → entries) → write spill files → append the entries → adopt
+ *   flush-begin (capture once) → effect summarize: the summarizer call → flush-plan (propose →
+ *   decide → apply → entries) → effect write-spills: the spill files → flush-written (adopt)
+ *   → effect append: the entries
  *
  * The engine decides everything; this file reads Pi (branch, usage, model), calls the
  * summarizer, writes files and appends entries. Flushes never overlap (flush-queue.ts), but a
@@ -14,8 +15,7 @@ import { writeSpills, type SpillFailure } from "../recall/recall-index.ts";
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
-import { withoutSpillFailures, type FlushResult } from "../engine/flush.ts";
-import { adoptFlush, completeFlush, disciplineOn, outsideContextDropped, startFlush } from "../engine/session.ts";
+import { disciplineOn, effectOf, step, type EngineEffect } from "../engine/index.ts";
 import type { FlushReport, FlushTrigger, HostMemory } from "./host-types.ts";
 import { keeperRender } from "../engine/render.ts";
 import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
@@ -45,9 +45,9 @@ export interface FlushJob {
   closingMessage?: ContextMessage;
 }
 
-/** Append a flush's entries in order (the recall delta first). */
-export function appendFlushEntries(pi: Pick<ExtensionAPI, "appendEntry">, result: FlushResult): void {
-  for (const entry of result.entries) pi.appendEntry(entry.customType, entry.data);
+/** Append the entries of every `append` effect, in order (the recall delta first). */
+export function appendEntries(pi: Pick<ExtensionAPI, "appendEntry">, effects: readonly EngineEffect[]): void {
+  for (const e of effects) if (e.kind === "append") for (const entry of e.entries) pi.appendEntry(entry.customType, entry.data);
 }
 
 export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }: FlushJob): Promise<FlushReport> {
@@ -56,13 +56,14 @@ export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }
   const model = modelIdentity(ctx);
   const branchMessages = contextMessagesOf(ctx);
   const closing = closingAlreadyPersisted(branchMessages, closingMessage) ? undefined : closingMessage;
-  const begun = startFlush(memory.engine, { settings, model, branchMessages, closingMessage: closing });
+  const begun = step(memory.engine, { type: "flush-begin", settings, model, branchMessages, closingMessage: closing });
   memory.engine = begun.state;
+  const { capture } = effectOf(begun, "summarize");
   memory.abort = new AbortController();
   const summaries = await summarizeForFlush({
     ctx,
     settings,
-    batches: begun.capture.batches,
+    batches: capture.batches,
     cache: memory.summaryCache,
     signal: memory.abort.signal,
     requestFacts: deps.facts(ctx),
@@ -77,36 +78,34 @@ export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }
   // Plan against the state and the context as they are now: a compaction may have applied while
   // the summarizer ran (batches it removed get no stub, their summaries are reported unknown).
   const contextNow = contextMessagesOf(ctx);
-  memory.engine = outsideContextDropped(memory.engine, contextNow);
-  const state = memory.engine;
   const closingNow = closingAlreadyPersisted(contextNow, closingMessage) ? undefined : closingMessage;
   const sessionFile = ctx.sessionManager.getSessionFile();
-  const { result: planned } = completeFlush(state, {
+  const planned = step(memory.engine, {
+    type: "flush-plan",
     settings,
     model,
     branchMessages: contextNow,
     closingMessage: closingNow,
-    ...(state.keeper === begun.state.keeper ? { capture: begun.capture } : {}),
     summaries,
     now: deps.now(),
     facts: disciplineOn(settings) ? deps.facts(ctx) : undefined,
-    label: `flush ${state.keeper.stats.flushes + 1} (${trigger})`,
+    label: `flush ${memory.engine.keeper.stats.flushes + 1} (${trigger})`,
     recall: sessionFile ? { spill: { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } } : {},
   });
+  memory.engine = planned.state;
   // Every original the new state hides is indexed (huge ones spilled beside the session)
   // before any stub or chain line can point at it.
   // A spill is a second copy (the original stays in the session): a failed write commits without it.
-  const spilled = await writeSpills(planned.spills, writeSpillFile);
+  const { result } = effectOf(planned, "write-spills");
+  const spilled = await writeSpills(result.spills, writeSpillFile);
   if (spilled.failed.length > 0) warnSpillFailure(deps, ctx, memory, spilled.failed);
-  const result = withoutSpillFailures(planned, spilled.failed);
-  appendFlushEntries(deps.pi, result);
-  memory.engine = adoptFlush(memory.engine, result);
+  const written = step(memory.engine, { type: "flush-written", result, failed: spilled.failed, contextTokens: ctx.getContextUsage()?.tokens ?? undefined });
+  memory.engine = written.state;
+  appendEntries(deps.pi, written.effects);
   if (result.rewrote) memory.tally = tallyFlushRewrite(memory.tally);
-  const usage = ctx.getContextUsage();
-  if (usage?.tokens != null) memory.tokensAtLastFlush = usage.tokens;
   const done: FlushReport = {
     trigger,
-    batches: begun.capture.batches.length,
+    batches: capture.batches.length,
     decisions: result.decisions,
     persistedEntries: result.plan.entriesToPersist.length,
     durationMs: deps.now() - started,

@@ -9,7 +9,7 @@
  *   flush only starts a background job whose capture reads the branch synchronously; a
  *   compaction draft is applied by Pi after every handler returned, so the flush sees the
  *   branch as the turn left it either way, and the state it holds for summarized-away calls is
- *   dropped at the next flush (startFlush). Compaction goes last because its draft is the
+ *   dropped at the next flush (its `flush-begin` step). Compaction goes last because its draft is the
  *   event's result.
  * - session_tree / session_compact: keeper first (restore or drop its state), then compaction.
  * - session_shutdown: keeper first (append entries still waiting, let a running flush

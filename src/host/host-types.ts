@@ -5,8 +5,7 @@
  * live-only cache diagnostics).
  */
 import type { FlushDecision } from "../flush/plan.ts";
-import type { FlushResult } from "../engine/flush.ts";
-import { initialEngineState, type EngineState } from "../engine/session.ts";
+import { initialEngineState, type EngineState, type FlushResult } from "../engine/index.ts";
 import type { BustAttribution, FingerprintLog } from "../discipline/schema.ts";
 import { emptyFingerprintLog } from "../discipline/attribution.ts";
 import { emptyRewriteTally, type RewriteTally } from "../discipline/rewrite-tally.ts";
@@ -29,10 +28,6 @@ export interface HostMemory {
   engine: EngineState;
   diagnostics: string[];
   report: FlushReport | undefined;
-  /** Pi's context tokens right after the last flush (the budget trigger's base). */
-  tokensAtLastFlush: number;
-  /** Async compaction handoffs already accounted for in `tokensAtLastFlush` (`budgetStep`). */
-  compactionHandoffsSeen: number;
   /** Aborts the running flush's summarizer (set while it summarizes). */
   abort: AbortController | undefined;
   /** Summaries already made, by batch content: a re-run flush does not pay for them twice. */
@@ -57,8 +52,6 @@ export function emptyHostMemory(): HostMemory {
     engine: initialEngineState(),
     diagnostics: [],
     report: undefined,
-    tokensAtLastFlush: 0,
-    compactionHandoffsSeen: 0,
     abort: undefined,
     summaryCache: new Map(),
     notices: new Set(),

@@ -17,8 +17,7 @@ import type {
 import { type CompactionOutlook, compactionStopsWarming } from "../compaction/cooperation.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
 import { keeperRender } from "../engine/render.ts";
-import { compacted, flushesActive, observeUsage, render } from "../engine/session.ts";
-import { budgetStep, closesRequest } from "../engine/triggers.ts";
+import { flushesActive, step, type EngineEffect, type FlushResult } from "../engine/index.ts";
 import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
@@ -117,16 +116,25 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
     return commitColdReplans({ pi, memory, waiting, write: writeSpillFile, warn });
   };
 
+  /** The engine's `flush` effects: queued, one at a time. */
+  const startFlushes = (effects: readonly EngineEffect[], ctx: ExtensionContext) => {
+    for (const e of effects) if (e.kind === "flush") void flushes.start({ trigger: e.trigger, ctx, ...(e.closingMessage ? { closingMessage: e.closingMessage } : {}) });
+  };
+
   const restore = (ctx: ExtensionContext) => {
     const branch = ctx.sessionManager.getBranch() as unknown[];
     const restored = restoreReconciled(branch);
     const restoredRecall = restoreRecallIndex(branch);
     const context = contextMessagesOf(ctx);
     memory.diagnostics = [...restored.diagnostics, ...restoredRecall.diagnostics];
-    memory.engine = { ...memory.engine, keeper: dropStateOutsideContext(restored.state, liveOccurrenceKeys(context)), recall: restoredRecall.index, lastRender: undefined };
-    memory.tokensAtLastFlush = ctx.getContextUsage()?.tokens ?? 0;
+    memory.engine = step(memory.engine, {
+      type: "restored",
+      keeper: dropStateOutsideContext(restored.state, liveOccurrenceKeys(context)),
+      recall: restoredRecall.index,
+      ledger: restoreLedger(pi, ctx, context),
+      contextTokens: ctx.getContextUsage()?.tokens ?? 0,
+    }).state;
     memory.toPersist = [];
-    restoreLedger(memory, pi, ctx, context);
     if (memory.diagnostics.length) report(ctx, restoreNotice(memory.diagnostics), "warning");
   };
 
@@ -188,8 +196,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
     },
     onSessionCompact(ctx) {
       if (!settings().enabled) return;
-      memory.engine = compacted(memory.engine, contextMessagesOf(ctx));
-      memory.tokensAtLastFlush = 0;
+      memory.engine = step(memory.engine, { type: "compacted", context: contextMessagesOf(ctx) }).state;
     },
     async onSessionShutdown() {
       await persistWaiting((text) => process.stderr.write(`${text}\n`));
@@ -205,7 +212,8 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
         return undefined;
       }
       const sessionFile = ctx.sessionManager.getSessionFile();
-      const out = render(memory.engine, {
+      const out = step(memory.engine, {
+        type: "context",
         settings: s,
         model: modelIdentity(ctx),
         messages,
@@ -216,17 +224,19 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
         ...(sessionFile ? { spill: { thresholdBytes: s.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } } : {}),
       });
       memory.engine = out.state;
-      if (out.persist) {
-        memory.toPersist.push(out.persist);
-        if (out.persist.rewrote) memory.tally = tallyFlushRewrite(memory.tally);
+      for (const replan of replansOf(out.effects)) {
+        memory.toPersist.push(replan);
+        if (replan.rewrote) memory.tally = tallyFlushRewrite(memory.tally);
       }
-      statusLine.rendered(ctx, messages, out.rendered);
-      return out.rendered === messages ? undefined : { messages: out.rendered };
+      const rendered = out.render ?? messages;
+      statusLine.rendered(ctx, messages, rendered);
+      return rendered === messages ? undefined : { messages: rendered };
     },
     onMessageEnd(message, ctx) {
       if (!settings().enabled) return;
-      memory.engine = observeUsage(memory.engine, message);
-      if (closesRequest(message)) void flushes.start({ trigger: "request-end", ctx, closingMessage: message });
+      const out = step(memory.engine, { type: "message-end", settings: settings(), message });
+      memory.engine = out.state;
+      startFlushes(out.effects, ctx);
       if (message.role === "assistant") statusLine.refresh(ctx);
     },
     onBeforeProviderRequest(event, ctx) {
@@ -246,15 +256,18 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
       if (!s.enabled) return;
       const usage = ctx.getContextUsage();
       if (usage?.tokens == null || !usage.contextWindow) return;
-      const base = { tokensAtLastFlush: memory.tokensAtLastFlush, handoffsSeen: memory.compactionHandoffsSeen };
-      const step = budgetStep({ settings: s, contextTokens: usage.tokens, contextWindow: usage.contextWindow, base, compaction: options.compactionOutlook?.() });
-      memory.tokensAtLastFlush = step.base.tokensAtLastFlush;
-      memory.compactionHandoffsSeen = step.base.handoffsSeen;
-      if (step.fire) void flushes.start({ trigger: "budget", ctx });
+      const out = step(memory.engine, { type: "turn-end", settings: s, contextTokens: usage.tokens, contextWindow: usage.contextWindow, compaction: options.compactionOutlook?.() });
+      memory.engine = out.state;
+      startFlushes(out.effects, ctx);
     },
     onKeeperCommand: (args, ctx) => command.handler(args, ctx),
     keeperCompletions: (prefix) => command.completions(prefix),
   };
+}
+
+/** The cold re-plans a render decided: persisted once the request is built. */
+function replansOf(effects: readonly EngineEffect[]): FlushResult[] {
+  return effects.flatMap((e) => (e.kind === "write-spills" && e.when === "after-request" ? [e.result] : []));
 }
 
 /** One message for everything restore had to skip or reconcile: what, and what was done. */

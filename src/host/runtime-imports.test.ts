@@ -4,9 +4,9 @@
  * without Pi (the replay, the tests, other hosts).
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import ts from "typescript";
+import { sourceFiles, valueImports } from "../../test/support/value-imports.ts";
 
 const SRC = join(import.meta.dir, "..");
 const PI_PACKAGES = /^@earendil-works\/pi-(coding-agent|ai|agent-core|tui)(\/|$)/;
@@ -20,40 +20,7 @@ const ALLOWED: ReadonlyArray<{ path: RegExp; why: string }> = [
 
 /** Module specifiers of Pi packages this source imports or re-exports as values. */
 export function piValueImports(fileName: string, text: string): string[] {
-  const sf = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
-  const out: string[] = [];
-  const visit = (node: ts.Node) => {
-    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && PI_PACKAGES.test(node.moduleSpecifier.text)) {
-      const clause = node.importClause;
-      const named = clause?.namedBindings;
-      const typeOnly =
-        clause !== undefined &&
-        (clause.isTypeOnly ||
-          (clause.name === undefined && named !== undefined && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly)));
-      if (!typeOnly) out.push(node.moduleSpecifier.text);
-    }
-    if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier) && PI_PACKAGES.test(node.moduleSpecifier.text)) {
-      const typeOnly = node.isTypeOnly || (node.exportClause !== undefined && ts.isNamedExports(node.exportClause) && node.exportClause.elements.every((e) => e.isTypeOnly));
-      if (!typeOnly) out.push(node.moduleSpecifier.text);
-    }
-    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
-      const arg = node.arguments[0];
-      if (arg && ts.isStringLiteral(arg) && PI_PACKAGES.test(arg.text)) out.push(arg.text);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(sf);
-  return out;
-}
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...sourceFiles(path));
-    else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts")) out.push(path);
-  }
-  return out;
+  return valueImports(fileName, text, (spec) => PI_PACKAGES.test(spec));
 }
 
 describe("Pi runtime imports", () => {

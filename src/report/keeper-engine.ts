@@ -47,7 +47,7 @@ import { summarizeExtractively } from "../summarize/extractive.ts";
 import { cacheFacts } from "../engine/cache-ledger.ts";
 import type { CacheSettings, DisciplineFacts } from "../engine/decide.ts";
 import { keeperRender } from "../engine/render.ts";
-import { completeFlush, initialEngineState, render, send, startFlush, type EngineState } from "../engine/session.ts";
+import { effectOf, initialEngineState, step, type EngineState } from "../engine/index.ts";
 import { summaryRoutes } from "../engine/summary-choice.ts";
 import { budgetTriggerFires } from "../engine/triggers.ts";
 import type { KeeperReplayConfig } from "./keeper-config.ts";
@@ -235,23 +235,26 @@ export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplay
 function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperReplayRequest, deps: KeeperReplayDeps, facts: DisciplineFacts | undefined): KeeperReplayState {
   const settings = engineSettings(deps);
   const model = modelOf(request.info);
-  const started = startFlush(state.engine, { settings, model, branchMessages: point.branch });
-  const batches = started.capture.batches;
+  const started = step(state.engine, { type: "flush-begin", settings, model, branchMessages: point.branch });
+  const batches = effectOf(started, "summarize").capture.batches;
   // The live flush sees the requests sent so far: the horizon of the recorded times before this request.
   const costModel = request.info.costModel;
   const requestFacts = { requestTimes: state.engine.ledger.requestTimes, ttlMs: ttlMsOf(request.info), horizonCap: deps.config.summarizer.horizonCap, ...(costModel ? { costModel } : {}) };
   const routes = summaryRoutes({ settings, batches, requestFacts });
   const results = batches.map((b, i) => (routes[i] ? deps.summarize(b) : { summary: summarizeExtractively(b), billed: 0 }));
-  const done = completeFlush(started.state, {
+  const planned = step(started.state, {
+    type: "flush-plan",
     settings,
     model,
     branchMessages: point.branch,
-    capture: started.capture,
     summaries: results.map((r) => r.summary),
     now: request.info.timestamp,
     facts: deps.discipline ? facts : undefined,
     label: `request ${request.requestIndex} (${point.reason})`,
   });
+  // No recall in the replay: no spill files to write, nothing fails.
+  const { result } = effectOf(planned, "write-spills");
+  const done = step(planned.state, { type: "flush-written", result, failed: [], contextTokens: undefined });
   const billed = results.reduce((n, r) => n + r.billed, 0);
   const sent = routes.filter(Boolean).length;
   const s = state.summarizer;
@@ -261,7 +264,7 @@ function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperRepla
     flushedThrough: Math.max(state.flushedThrough, newestTimestamp(point.branch)),
     flushes: [
       ...state.flushes,
-      { requestIndex: request.requestIndex, reason: point.reason, batches: batches.length, modelBatches: sent, rewrote: done.result.rewrote, summarizerBilled: billed },
+      { requestIndex: request.requestIndex, reason: point.reason, batches: batches.length, modelBatches: sent, rewrote: result.rewrote, summarizerBilled: billed },
     ],
     summarizer: {
       calls: s.calls + sent,
@@ -289,7 +292,8 @@ export function stepKeeperReplay(
   const facts = deps.discipline ? replayCacheFacts(state, request, window) : undefined;
   let next = point ? flush(state, point, request, deps, facts) : state;
   const before = next.engine.keeper.stats.flushes;
-  const out = render(next.engine, {
+  const out = step(next.engine, {
+    type: "context",
     settings,
     model: modelOf(request.info),
     messages: request.messages,
@@ -298,16 +302,18 @@ export function stepKeeperReplay(
     flushInFlight: false,
     recall: false,
   });
-  const cold: ReplayFlush[] =
-    out.persist === undefined ? [] : [{ requestIndex: request.requestIndex, reason: "cold", batches: 0, modelBatches: 0, rewrote: out.persist.rewrote, summarizerBilled: 0 }];
+  const cold: ReplayFlush[] = out.effects.flatMap((e) =>
+    e.kind === "write-spills" ? [{ requestIndex: request.requestIndex, reason: "cold" as const, batches: 0, modelBatches: 0, rewrote: e.result.rewrote, summarizerBilled: 0 }] : [],
+  );
+  const rendered = out.render ?? request.messages;
   next = {
     ...next,
     engine: out.state,
     flushes: out.state.keeper.stats.flushes > before ? [...next.flushes, ...cold] : next.flushes,
     ...(request.info.thinkingLevel !== undefined ? { previousThinkingLevel: request.info.thinkingLevel } : {}),
-    previousContextTokens: deps.discipline ? tokensAddedSince(out.rendered, Number.NEGATIVE_INFINITY) : 0,
+    previousContextTokens: deps.discipline ? tokensAddedSince(rendered, Number.NEGATIVE_INFINITY) : 0,
   };
-  return { state: next, rendered: out.rendered };
+  return { state: next, rendered };
 }
 
 /**
@@ -322,8 +328,8 @@ export function stepKeeperSeam(
 ): { state: KeeperReplayState; body: WireRequestBody } {
   if (!deps.config.enabled) return { state, body };
   const settings = engineSettings(deps);
-  const out = send(state.engine, { body, key: keyOf(state, info), warmPing: false, settings, model: { api: info.api, id: info.model } });
-  return { state: { ...state, engine: out.state }, body: out.body ?? body };
+  const out = step(state.engine, { type: "before-request", body, key: keyOf(state, info), warmPing: false, settings, model: { api: info.api, id: info.model } });
+  return { state: { ...state, engine: out.state }, body: out.request?.body ?? body };
 }
 
 /** The replay hooks (`transformContext`, `transformBody`) over the reducers. */

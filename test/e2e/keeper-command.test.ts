@@ -61,12 +61,15 @@ describe("/keeper subcommands in pi", () => {
 });
 
 describe("/keeper off and /keeper on in the middle of a session", () => {
-  test("off: the next request carries the raw output; on: pruned again from the session; no request refused", async () => {
+  test("off: the next request carries the raw output; on: the same stub, restored from the session; no request refused", async () => {
     const big = Array.from({ length: 300 }, (_, i) => `row ${i}: ${"alpha beta gamma delta ".repeat(3)}`).join("\n");
     const run = await runPi({
       mode: "rpc",
       files: { "big.txt": big },
-      contextKeeper: { cache: { discipline: false }, summarizer: { mode: "extractive" } },
+      // Chain compression off: the read's own stub is what comes back. With it on, the second
+      // flush (end of "first", before /keeper off) collapses the read's chain, and the chain line
+      // is what comes back (measured: the session's frontier entry before "/keeper off").
+      contextKeeper: { cache: { discipline: false }, summarizer: { mode: "extractive" }, pruning: { chainCompression: { enabled: false } } },
       script: [{ text: "Reading.", toolCalls: [{ name: "read", input: { path: "big.txt" } }] }, { text: "Read it." }, { text: "one" }, { text: "two" }, { text: "three" }],
       prompts: ["read big.txt", "first", "/keeper off", "second", "/keeper on", "third"],
     });
@@ -85,7 +88,8 @@ describe("/keeper off and /keeper on in the middle of a session", () => {
     console.log(`[keeper off/on] tool_result chars: on ${sizes[0]}, off ${sizes[1]}, on again ${sizes[2]} (file ${big.length})`);
     expect(sizes[0]!).toBeLessThan(big.length / 4); // stubbed after the first request's flush
     expect(sizes[1]!).toBeGreaterThanOrEqual(big.length); // off: as Pi has it
-    // On again: pruned again from the session's state — the read's output is not sent raw, its ref is.
+    expect(sizes[2]).toBe(sizes[0]); // on again: the same stub, restored from the session
+    // The read's output is not sent raw, its ref is.
     const fourth = JSON.stringify(run.mainRequests[4]!.body.messages);
     expect(fourth).not.toContain("row 299:");
     expect(fourth).toMatch(/ref=toolu_/);

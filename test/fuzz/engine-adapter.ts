@@ -1,12 +1,12 @@
 /**
  * The fuzzer's only door into the extension: render, flush, restore, compaction drop,
  * recall and the seam, over plain data. Everything else in `test/fuzz/` talks to these
- * functions, so moving to another engine (`src/engine/`'s `step(state, event)`) means
- * rewriting this file alone.
+ * functions, so a change of the engine's surface means rewriting this file alone.
  *
- * It drives the engine's transitions the live host drives (`src/engine/session.ts`:
- * `startFlush` → summaries (injected) → `completeFlush`: propose → decide (cache discipline,
- * when on) → apply → the entries to persist, recall delta first), minus Pi and the clock.
+ * It drives the engine through the entry point the live host drives (`step` in
+ * `src/engine/step.ts`: flush-begin → summaries (injected) → flush-plan: propose → decide
+ * (cache discipline, when on) → apply → the entries to persist, recall delta first), minus
+ * Pi and the clock.
  */
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { TTL_5M_MS } from "../../src/cache/pricing.ts";
@@ -20,7 +20,7 @@ import type { ModelIdentityInput } from "../../src/engine/config.ts";
 import type { DisciplineFacts } from "../../src/engine/decide.ts";
 import type { PersistEntry } from "../../src/engine/flush.ts";
 import { keeperRender } from "../../src/engine/render.ts";
-import * as session from "../../src/engine/session.ts";
+import * as engine from "../../src/engine/index.ts";
 import { budgetTriggerFires } from "../../src/engine/triggers.ts";
 import { liveOccurrenceKeys } from "../../src/prune/occurrence.ts";
 import { restoreRecallIndex } from "../../src/recall/recall-entries.ts";
@@ -60,7 +60,7 @@ export function render(input: RenderInput): ContextMessage[] {
 
 /** Whether a flush does anything for this model (pruning on, or the thinking strip strips). */
 export function flushesActive(settings: KeeperSettings, model: Model): boolean {
-  return session.flushesActive(settings, model);
+  return engine.flushesActive(settings, model);
 }
 
 export function budgetFires(input: { settings: KeeperSettings; contextTokens: number; tokensAtLastFlush: number; contextWindow: number }): boolean {
@@ -68,7 +68,7 @@ export function budgetFires(input: { settings: KeeperSettings; contextTokens: nu
 }
 
 /** The engine's state around the fuzzer's (the cache ledger and gate log are the fuzzer's own). */
-const engineStateOf = (state: EngineState): session.EngineState => session.initialEngineState({ keeper: state.keeper, recall: state.recall });
+const engineStateOf = (state: EngineState): engine.EngineState => engine.initialEngineState({ keeper: state.keeper, recall: state.recall });
 
 export interface FlushInput {
   state: EngineState;
@@ -96,30 +96,33 @@ export interface FlushOutput {
 
 export async function flush(input: FlushInput): Promise<FlushOutput> {
   const { settings, model, branch, now } = input;
-  const begun = session.startFlush(engineStateOf(input.state), { settings, model, branchMessages: branch });
-  const summaries = await input.summarize(begun.capture.batches);
-  const { result } = session.completeFlush(begun.state, {
+  const begun = engine.step(engineStateOf(input.state), { type: "flush-begin", settings, model, branchMessages: branch });
+  const { capture } = engine.effectOf(begun, "summarize");
+  const summaries = await input.summarize(capture.batches);
+  const planned = engine.step(begun.state, {
+    type: "flush-plan",
     settings,
     model,
     branchMessages: branch,
-    capture: begun.capture,
     summaries,
     now,
     facts: input.discipline,
     label: `fuzz flush ${begun.state.keeper.stats.flushes + 1}`,
     recall: { spill: { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => input.spillPathFor(sha) } },
   });
+  // The fuzzer writes the spills itself (faults included) before the entries, as the host does.
+  const { result } = engine.effectOf(planned, "write-spills");
   return {
     state: { keeper: result.nextState, recall: result.nextRecall ?? input.state.recall },
     entries: result.entries,
     spills: result.spills,
-    batches: begun.capture.batches.length,
+    batches: capture.batches.length,
   };
 }
 
 /**
  * Before a render, when the cache is already lost and cache discipline is on: the engine's
- * cold re-plan (`render` in `src/engine/session.ts`, as the live `context` hook runs it).
+ * cold re-plan (the `context` step in `src/engine/step.ts`, as the live `context` hook runs it).
  * Undefined when nothing changes history.
  */
 export function coldReplan(input: {
@@ -131,7 +134,8 @@ export function coldReplan(input: {
   facts: DisciplineFacts;
   spillPathFor: (sha256: string) => string;
 }): { state: EngineState; entries: PersistEntry[]; spills: SpillWrite[] } | undefined {
-  const out = session.render(engineStateOf(input.state), {
+  const out = engine.step(engineStateOf(input.state), {
+    type: "context",
     settings: input.settings,
     model: input.model,
     messages: input.branch,
@@ -141,8 +145,10 @@ export function coldReplan(input: {
     recall: true,
     spill: { thresholdBytes: input.settings.recall.spillThresholdBytes, pathFor: (_call, sha) => input.spillPathFor(sha) },
   });
-  if (!out.persist) return undefined;
-  return { state: { keeper: out.persist.nextState, recall: out.persist.nextRecall ?? input.state.recall }, entries: out.persist.entries, spills: out.persist.spills };
+  const replan = out.effects.find((e) => e.kind === "write-spills");
+  if (!replan) return undefined;
+  const r = replan.result;
+  return { state: { keeper: r.nextState, recall: r.nextRecall ?? input.state.recall }, entries: r.entries, spills: r.spills };
 }
 
 /** Session start or `/tree`: the state rebuilt from the branch's entries alone. */
