@@ -19,8 +19,8 @@ import { createKeeperHost } from "../src/host/keeper-host.ts";
 import { serializeForAnthropic } from "../src/report/anthropic-wire.ts";
 import { toLlmMessages } from "../src/report/pi-session-contexts.ts";
 import type { ContextMessage } from "../src/session/messages.ts";
-import { frontierEntry, statsEntry, summaryEntry } from "../src/state/entries.ts";
-import type { KeeperState } from "../src/state/schema.ts";
+import { flushRecordEntry } from "../src/state/entries.ts";
+import { FLUSH_RECORD_VERSION, type KeeperState } from "../src/state/schema.ts";
 
 export interface RequestCost {
   context: number;
@@ -36,7 +36,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /** Medians (ms) over `samples` requests of the same context (a warm cache, steady state). */
 export function measureRequestCost(o: { context: ContextMessage[]; state: KeeperState; model: { provider: string; id: string; api: string }; samples: number }): RequestCost {
   const { context, state, model } = o;
-  const entries = [frontierEntry(state.frontier), statsEntry(state.stats), ...Object.values(state.summaries).map(summaryEntry)].map((e, i) => ({ type: "custom", id: `k${i}`, ...e }));
+  // The state as one flush entry with a checkpoint (what a restart reads at most, besides deltas).
+  const record = { version: FLUSH_RECORD_VERSION, summaries: Object.values(state.summaries), frontier: state.frontier, stats: state.stats } as const;
+  const entries = [flushRecordEntry(record)].map((e, i) => ({ type: "custom", id: `k${i}`, ...e }));
   const clock = { now: 1_800_000_000_000 };
   const pi = { appendEntry: () => {}, getThinkingLevel: () => "high", getActiveTools: () => ["read", "bash"], setActiveTools: () => {} };
   const ctx = {
