@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { planFlush } from "../flush/plan.ts";
+import { renderContext } from "../prune/pipeline.ts";
 import { captureBatches } from "../flush/capture.ts";
 import { hiddenOutputKeys } from "../recall/pruned-calls.ts";
 import type { ContextMessage } from "../session/messages.ts";
@@ -105,6 +106,9 @@ describe("a torn flush", () => {
     expect(restored.state).toEqual(JSON.parse(JSON.stringify(two.nextState)));
     const state = restored.state;
     expect(reconcileTornFlushes(state).state).toBe(state);
+    // Byte-identical requests from the restored state and from the state in memory.
+    const render = (s: KeeperState) => JSON.stringify(renderContext({ messages: second, state: s, config: flushConfig }));
+    expect(render(restored.state)).toBe(render(two.nextState));
     // Written the old way: the same state (the delta chain restarts at the old snapshot).
     const old = restoreReconciled(asPi(legacy));
     expect(old.diagnostics).toEqual([]);
