@@ -49,6 +49,7 @@ export function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decod
   return { ok: false, error: `${where}: ${first?.message ?? "invalid"}` };
 }
 
+/** The separate entries of older sessions (restore still reads them; tests write fixtures with them). */
 export function frontierEntry(frontier: Frontier): KeeperEntry {
   return { customType: CUSTOM_TYPE_FRONTIER, data: encodeWith(FrontierSchema, frontier) };
 }
