@@ -33,7 +33,7 @@ import type { ContextMessage } from "../src/session/messages.ts";
 import { DEFAULT_SETTINGS } from "../src/settings/parse.ts";
 import type { KeeperSettings } from "../src/settings/schema.ts";
 import { dropStateOutsideContext } from "../src/state/drop-outside-context.ts";
-import { emptyState } from "../src/state/schema.ts";
+import { CUSTOM_TYPE_FLUSH, emptyState } from "../src/state/schema.ts";
 import { restoreReconciled } from "../src/state/torn-flush.ts";
 import { summarizeExtractively } from "../src/summarize/extractive.ts";
 import { spillPathFor, writeSpillFile } from "../src/host/spill-files.ts";
@@ -145,6 +145,18 @@ try {
     return { state: dropStateOutsideContext(restored.state, live), index: index.index, diagnostics: [...restored.diagnostics, ...index.diagnostics] };
   });
   if (restore.value.diagnostics.length) throw new Error(`restore diagnostics: ${restore.value.diagnostics[0]}`);
+  // The slowest point to restart at: the end of the longest delta chain (just before a checkpoint).
+  const branchAll = reopened.getBranch() as Array<{ type: string; customType?: string; data?: { frontier?: unknown; frontierDelta?: unknown } }>;
+  const flushAt = branchAll.flatMap((e, i) => (e.type === "custom" && e.customType === CUSTOM_TYPE_FLUSH ? [{ i, checkpoint: e.data?.frontier !== undefined }] : []));
+  const chains = flushAt.reduce<Array<{ end: number; deltas: number }>>((acc, f) => {
+    if (f.checkpoint) acc.push({ end: f.i, deltas: 0 });
+    else if (acc.length) acc.at(-1)!.deltas++;
+    return acc;
+  }, []);
+  const longest = chains.slice(0, -1).reduce((a, c) => (c.deltas > a.deltas ? c : a), chains.at(-1)!);
+  const nextCheckpoint = flushAt.find((f) => f.checkpoint && f.i > longest.end)?.i ?? branchAll.length;
+  const prefix = branchAll.slice(0, nextCheckpoint);
+  const restoreLongest = time(5, () => restoreReconciled(prefix));
 
   // Memory held by the recall index.
   const branchEntries = reopened.getBranch() as unknown[];
@@ -178,11 +190,12 @@ try {
   const viaBranch = await timeAsync(11, () => executeRecall({ params: { ref }, store: emptyRecallIndex(), branchMessages: rawBranch }));
   if (viaIndex.value.isError || viaBranch.value.isError) throw new Error("recall failed");
 
-  // What the keeper's own entries weigh in the session file (frontier and stats are full snapshots per flush).
+  // What the keeper's own entries weigh in the session file (a flush entry carries a frontier delta, or a full checkpoint when due).
   const bytesByType = new Map<string, { count: number; bytes: number; last: number }>();
   for (const line of readFileSync(file, "utf8").split("\n")) {
     if (!line.includes('"type":"custom"')) continue;
-    const type = (JSON.parse(line) as { customType: string }).customType;
+    const entry = JSON.parse(line) as { customType: string; data: { frontier?: unknown } };
+    const type = entry.customType === CUSTOM_TYPE_FLUSH ? `${entry.customType} (${entry.data.frontier ? "checkpoint" : "delta"})` : entry.customType;
     const row = bytesByType.get(type) ?? { count: 0, bytes: 0, last: 0 };
     bytesByType.set(type, { count: row.count + 1, bytes: row.bytes + line.length, last: line.length });
   }
@@ -197,6 +210,7 @@ try {
     ["built in", `${(buildMs / 1000).toFixed(1)} s (${PROMPTS} flushes; the last one ${lastFlushMs.toFixed(0)} ms: capture + plan + index at ${context.length} messages)`],
     ["restart: Pi opens the file", `${open.ms.toFixed(0)} ms`],
     ["restart: keeper restore", `${restore.ms.toFixed(0)} ms (state + torn check + recall index + drop outside context)`],
+    ["restart: keeper state, longest chain", `${restoreLongest.ms.toFixed(0)} ms (state + torn check at the end of the longest delta chain: a checkpoint + ${longest.deltas} deltas)`],
     ["recall index in memory", `${mb(indexHeap)} heap, ${mb(indexJson)} as JSON (${pruned} entries)`],
     ["render per request, warm", `${warm.ms.toFixed(1)} ms (same state: every request between flushes)`],
     ["render per request, cold", `${cold.ms.toFixed(1)} ms (first request after a flush; ${stubbedInRender} messages replaced)`],

@@ -25,8 +25,8 @@ import { createKeeperHost } from "../src/host/keeper-host.ts";
 import { serializeForAnthropic } from "../src/report/anthropic-wire.ts";
 import { toLlmMessages } from "../src/report/pi-session-contexts.ts";
 import type { ContextMessage } from "../src/session/messages.ts";
-import { frontierEntry, statsEntry, summaryEntry } from "../src/state/entries.ts";
-import type { KeeperState } from "../src/state/schema.ts";
+import { flushRecordEntry } from "../src/state/entries.ts";
+import { FLUSH_RECORD_VERSION, type KeeperState } from "../src/state/schema.ts";
 
 export interface Stat {
   /** The least disturbed tenth (a shared machine's load lands in the upper ones). */
@@ -93,7 +93,9 @@ export interface RequestSample {
 export function createRequestRunner(o: RequestRunnerOptions): { step(): Promise<RequestSample | undefined>; coldCheck(): number } {
   const { session, state, model } = o;
   const raw: ContextMessage[] = session.slice(0, o.start);
-  const entries: unknown[] = [frontierEntry(state.frontier), statsEntry(state.stats), ...Object.values(state.summaries).map(summaryEntry)].map((e, i) => ({ type: "custom", id: `k${i}`, ...e }));
+  // The state as one flush entry with a checkpoint (what flushes write; a restart reads at most that besides deltas).
+  const record = { version: FLUSH_RECORD_VERSION, summaries: Object.values(state.summaries), frontier: state.frontier, stats: state.stats } as const;
+  const entries: unknown[] = [flushRecordEntry(record)].map((e, i) => ({ type: "custom", id: `k${i}`, ...e }));
   const branch = () => [...raw.map((message, i) => ({ type: "message", id: `m${i}`, message })), ...entries];
   const clock = { now: 1_800_000_000_000 };
   const pi = {

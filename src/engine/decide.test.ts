@@ -9,7 +9,7 @@ import { finishFlush } from "./flush.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import { CUSTOM_TYPE_FRONTIER, emptyState, FrontierSchema, type KeeperState } from "../state/schema.ts";
+import { emptyState, FlushRecordSchema, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 
@@ -85,8 +85,8 @@ describe("the flush gate (finishFlush with cache discipline)", () => {
     expect(outcome.boundary?.moved).toBe(true);
     const ts = plan.nextState.frontier.frozenThroughTimestamp;
     expect(ts).toBeDefined();
-    const entry = plan.entriesToPersist.find((e) => e.customType === CUSTOM_TYPE_FRONTIER);
-    expect(FrontierSchema.parse(entry!.data).frozenThroughTimestamp).toBe(ts);
+    const [entry] = plan.entriesToPersist;
+    expect(FlushRecordSchema.parse(entry!.data).frontier!.frozenThroughTimestamp).toBe(ts);
     // Same branch again: the boundary holds, nothing new to persist for it.
     const again = flush(deep, [], facts(), plan.nextState);
     expect(again.outcome.boundary?.moved).toBe(false);

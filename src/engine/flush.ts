@@ -4,8 +4,9 @@
  *   capture once (`beginFlush`) → [the caller summarizes the batches] → propose → decide
  *   (the gate, when cache discipline is on) → apply → the entries to persist
  *
- * `finishFlush` builds every entry a flush persists — the recall index delta, summaries,
- * frontier (frozen boundary included) and stats — here and nowhere else. Pure: the
+ * `finishFlush` builds the one entry a flush persists — its summaries, frontier delta (frozen
+ * boundary included; a full checkpoint when due), stats and recall index delta — here and
+ * nowhere else. Pure: the
  * summarizer already ran, the clock comes in as `now`, and spill files come back as data for
  * the host to write before it appends the entries (a stub never points at a missing file).
  * Renders go through injected functions, so a test can count them: at most 2 per flush (the
@@ -16,11 +17,12 @@ import { captureBatches, type CaptureResult } from "../flush/capture.ts";
 import { applyFlush, proposeFlush, type FlushDecision, type FlushPlan, type ThinkingBoundaryFn } from "../flush/plan.ts";
 import { renderContext } from "../prune/pipeline.ts";
 import { prunedCallsOf } from "../recall/pruned-calls.ts";
-import { CUSTOM_TYPE_RECALL, recallDelta } from "../recall/recall-entries.ts";
+import { recallDelta } from "../recall/recall-entries.ts";
 import { recordOriginals, withoutFailedSpills, type RecallIndex, type SpillFailure, type SpillOptions, type SpillWrite } from "../recall/recall-index.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import type { KeeperState } from "../state/schema.ts";
+import { withRecallDelta } from "../state/entries.ts";
+import { type FlushRecord, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
 import { computeThinkingBoundary } from "../thinking/index.ts";
 import { pruneConfigFrom, thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
@@ -89,7 +91,11 @@ export interface FlushResult {
   plan: FlushPlan;
   nextState: KeeperState;
   decisions: FlushDecision[];
-  /** Every entry to append, in order (recall delta first: the index knows an original before a stub hides it). */
+  /**
+   * What to append: the flush's one `context-keeper/flush` entry (summaries, frontier, stats and
+   * recall delta in one line, so the index knows an original as soon as a stub hides it), or
+   * nothing when the flush changed nothing.
+   */
   entries: PersistEntry[];
   nextRecall: RecallIndex | undefined;
   /** Side files to write before the entries are appended. */
@@ -133,7 +139,7 @@ export function finishFlush(input: FinishFlushInput): FlushResult {
     plan,
     nextState: plan.nextState,
     decisions: plan.decisions,
-    entries: [...(recallAdded ? [{ customType: CUSTOM_TYPE_RECALL, data: recallAdded }] : []), ...plan.entriesToPersist],
+    entries: recallAdded ? [withRecallDelta(plan.entriesToPersist[0], recallAdded)] : plan.entriesToPersist,
     nextRecall: recorded?.index,
     spills: recorded?.spills ?? [],
     outcome: decided?.outcome,
@@ -148,7 +154,10 @@ export function finishFlush(input: FinishFlushInput): FlushResult {
  */
 export function withoutSpillFailures(result: FlushResult, failed: readonly SpillFailure[]): FlushResult {
   if (failed.length === 0) return result;
-  const entries = result.entries.map((e) => (e.customType === CUSTOM_TYPE_RECALL ? { ...e, data: withoutFailedSpills(e.data as RecallIndex, failed) } : e));
+  const entries = result.entries.map((e) => {
+    const recall = (e.data as FlushRecord).recall;
+    return recall ? { ...e, data: { ...(e.data as FlushRecord), recall: withoutFailedSpills(recall, failed) } } : e;
+  });
   const nextRecall = result.nextRecall && withoutFailedSpills(result.nextRecall, failed);
   const paths = new Set(failed.map((f) => f.path));
   return { ...result, entries, nextRecall, spills: result.spills.filter((s) => !paths.has(s.path)) };

@@ -3,7 +3,7 @@ import { type BoundaryHook, planFlush } from "./plan.ts";
 import { pairToolCalls } from "../prune/occurrence.ts";
 import { renderContext } from "../prune/pipeline.ts";
 import { restoreState } from "../state/entries.ts";
-import { emptyState } from "../state/schema.ts";
+import { emptyState, type FlushRecord } from "../state/schema.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 import { FILE_A, branch, closing, flushConfig, summary } from "../../test/support/flush/session.ts";
 
@@ -71,13 +71,12 @@ describe("planFlush", () => {
 
   test("entries to persist restore to the same state", () => {
     const plan = firstFlush();
-    expect(plan.entriesToPersist.map((e) => e.customType)).toEqual([
-      "context-keeper/summary",
-      "context-keeper/summary",
-      "context-keeper/summary",
-      "context-keeper/frontier",
-      "context-keeper/stats",
-    ]);
+    // One flush entry: its three summaries, the frontier (a checkpoint: the branch's first) and the stats.
+    expect(plan.entriesToPersist.map((e) => e.customType)).toEqual(["context-keeper/flush"]);
+    const record = plan.entriesToPersist[0]!.data as FlushRecord;
+    expect(record.summaries).toHaveLength(3);
+    expect(record.frontier).toEqual(plan.nextState.frontier);
+    expect(record.stats).toEqual(plan.nextState.stats);
     const restored = restoreState(plan.entriesToPersist.map((e) => JSON.parse(JSON.stringify({ type: "custom", ...e }))));
     expect(restored.diagnostics).toEqual([]);
     expect(restored.state).toEqual(plan.nextState);
@@ -95,7 +94,8 @@ describe("planFlush", () => {
     const first = planFlush({ state: emptyState(), branchMessages: msgs, summaries: [], config: flushConfig, now: 9 });
     expect(first.nextState.frontier.flushSeq).toBe(1);
     expect(first.nextState.stats.rewritesCaused).toBe(0);
-    expect(first.entriesToPersist.map((e) => e.customType)).toEqual(["context-keeper/frontier", "context-keeper/stats"]);
+    expect(first.entriesToPersist.map((e) => e.customType)).toEqual(["context-keeper/flush"]);
+    expect(first.entriesToPersist[0]!.data).toMatchObject({ summaries: [], frontier: { flushSeq: 1 }, stats: { flushes: 1 } });
     const second = planFlush({ state: first.nextState, branchMessages: msgs, summaries: [], config: flushConfig, now: 10 });
     expect(second.entriesToPersist).toEqual([]);
   });

@@ -13,8 +13,7 @@ import { type ContextMessage, isAssistant, timestampOf } from "../session/messag
 import type { PruneConfig } from "../prune/config.ts";
 import { pairToolCalls } from "../prune/occurrence.ts";
 import { protectionMatcher } from "../prune/protection.ts";
-import { type KeeperEntry, frontierEntry, statsEntry, summaryEntry } from "../state/entries.ts";
-import { decodeWith } from "../state/entries.ts";
+import { type KeeperEntry, decodeWith, flushEntryOf } from "../state/entries.ts";
 import { BatchSummarySchema, type CompressedChain, type KeeperState, STATE_VERSION, type SummaryRecord } from "../state/schema.ts";
 import { type CaptureResult, type SkipReason, captureBatches, withClosingMessage } from "./capture.ts";
 import { contentHash } from "./content-hash.ts";
@@ -207,7 +206,7 @@ export interface ApplyFlushOptions {
   applied?: FlushProposal;
   /**
    * The frozen boundary cache discipline persists (undefined: unchanged). When nothing else
-   * changes, its move is a flush of its own: a frontier entry with the next `flushSeq`.
+   * changes, its move is a flush of its own: a flush entry holding only its frontier, at the next `flushSeq`.
    */
   frozenThroughTimestamp?: number;
   /** Renders for the savings estimate (default `renderContext`); injected to count renders. */
@@ -237,7 +236,8 @@ export function applyFlush(draft: FlushDraft, options: ApplyFlushOptions = {}): 
   if (frontier.flushSeq > 0 && newRecords.length === 0 && rewrites === 0 && !boundaryMoved) {
     if (!frozenMoves) return { nextState: state, entriesToPersist: [], decisions };
     const moved = { ...frontier, flushSeq, lastFlushAt: now, frozenThroughTimestamp: frozen };
-    return { nextState: { ...state, frontier: moved }, entriesToPersist: [frontierEntry(moved)], decisions };
+    const persisted = flushEntryOf({ previous: state, frontier: moved, summaries: [] });
+    return { nextState: { ...state, frontier: moved, frontierChain: persisted.chain }, entriesToPersist: [persisted.entry], decisions };
   }
 
   for (const k of applied.stubKeys) decisions.push({ kind: "stub", key: k });
@@ -275,13 +275,9 @@ export function applyFlush(draft: FlushDraft, options: ApplyFlushOptions = {}): 
     summarizerOutputTokens: s.summarizerOutputTokens + newRecords.reduce((n, r) => n + r.summary.outputTokens, 0),
     summarizerCost: s.summarizerCost + newRecords.reduce((n, r) => n + r.summary.cost, 0),
   };
-  const nextState: KeeperState = { ...withoutStats, stats: nextStats };
-
-  return {
-    nextState,
-    entriesToPersist: [...newRecords.map(summaryEntry), frontierEntry(nextFrontier), statsEntry(nextStats)],
-    decisions,
-  };
+  const persisted = flushEntryOf({ previous: state, frontier: nextFrontier, summaries: newRecords, stats: nextStats });
+  const nextState: KeeperState = { ...withoutStats, stats: nextStats, frontierChain: persisted.chain };
+  return { nextState, entriesToPersist: [persisted.entry], decisions };
 }
 
 /** Propose, pass the proposal through `boundaryHooks` in order, apply (tests and simple callers). */

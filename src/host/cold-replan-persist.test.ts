@@ -9,10 +9,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { CUSTOM_TYPE_RECALL } from "../recall/recall-entries.ts";
-import type { RecallIndex } from "../recall/recall-index.ts";
+
 import type { ContextMessage } from "../session/messages.ts";
-import { CUSTOM_TYPE_FRONTIER } from "../state/schema.ts";
+import { CUSTOM_TYPE_FLUSH, type FlushRecord } from "../state/schema.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 import { createKeeperHost } from "./keeper-host.ts";
 
@@ -39,6 +38,8 @@ function laterHistory(): ContextMessage[] {
   return m;
 }
 
+const recallOf = (e: { customType: string; data: unknown }) => (e.customType === CUSTOM_TYPE_FLUSH ? (e.data as FlushRecord).recall : undefined);
+
 function fixture() {
   const dir = mkdtempSync(join(tmpdir(), "keeper-cold-spill-"));
   const sessionFile = join(dir, "session.jsonl");
@@ -47,7 +48,8 @@ function fixture() {
   const pi = {
     // Records, at append time, whether each spill path the entry names is already on disk.
     appendEntry: (customType: string, data: unknown) => {
-      const paths = customType === CUSTOM_TYPE_RECALL ? Object.values((data as RecallIndex).entries).flatMap((e) => (e.spillPath ? [e.spillPath] : [])) : [];
+      const recall = customType === CUSTOM_TYPE_FLUSH ? (data as FlushRecord).recall : undefined;
+      const paths = recall ? Object.values(recall.entries).flatMap((e) => (e.spillPath ? [e.spillPath] : [])) : [];
       appended.push({ customType, data, spillOnDisk: paths.map((p) => existsSync(p)) });
     },
     getThinkingLevel: () => "off",
@@ -88,9 +90,9 @@ describe("a cold re-plan spills like a flush", () => {
 
     const payload = { model: "x", messages: [] };
     await host.onBeforeProviderRequest({ type: "before_provider_request", payload } as never, ctx);
-    const recallEntry = appended.find((e) => e.customType === CUSTOM_TYPE_RECALL);
+    const recallEntry = appended.find((e) => recallOf(e) !== undefined);
     expect(recallEntry).toBeDefined();
-    const entry = Object.values((recallEntry!.data as RecallIndex).entries).find((e) => e.bytes === HUGE.length);
+    const entry = Object.values(recallOf(recallEntry!)!.entries).find((e) => e.bytes === HUGE.length);
     expect(entry?.spillPath).toBeDefined();
     expect(entry!.spillPath!.startsWith(`${sessionFile}.keeper`)).toBe(true);
     expect(recallEntry!.spillOnDisk).toEqual([true]);
@@ -104,10 +106,11 @@ describe("a cold re-plan spills like a flush", () => {
     await host.onBeforeProviderRequest({ type: "before_provider_request", payload: { model: "x", messages: [] } } as never, ctx);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain("could not write 1 spill file");
-    // Committed anyway: the frontier and the recall entry, which keeps the hash and size, not the path.
-    expect(appended.map((e) => e.customType)).toContain(CUSTOM_TYPE_FRONTIER);
-    const recallEntry = appended.find((e) => e.customType === CUSTOM_TYPE_RECALL)!;
-    const entry = Object.values((recallEntry.data as RecallIndex).entries).find((e) => e.bytes === HUGE.length)!;
+    // Committed anyway: one flush entry with the frontier and the recall delta, which keeps the hash and size, not the path.
+    expect(appended.map((e) => e.customType)).toEqual([CUSTOM_TYPE_FLUSH]);
+    expect((appended[0]!.data as FlushRecord).frontier).toBeDefined();
+    const recallEntry = appended.find((e) => recallOf(e) !== undefined)!;
+    const entry = Object.values(recallOf(recallEntry)!.entries).find((e) => e.bytes === HUGE.length)!;
     expect(entry.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(entry.spillPath).toBeUndefined();
     expect(entry.preview).toBeUndefined();
@@ -116,8 +119,8 @@ describe("a cold re-plan spills like a flush", () => {
     const before = appended.length;
     expect(host.onContext({ type: "context", messages: laterHistory() } as never, ctx)).toBeDefined();
     await host.onBeforeProviderRequest({ type: "before_provider_request", payload: { model: "x", messages: [] } } as never, ctx);
-    const later = appended.slice(before).find((e) => e.customType === CUSTOM_TYPE_RECALL)!;
-    expect(Object.values((later.data as RecallIndex).entries).some((e) => e.bytes === 500 && e.spillPath === undefined)).toBe(true);
+    const later = appended.slice(before).find((e) => recallOf(e) !== undefined)!;
+    expect(Object.values(recallOf(later)!.entries).some((e) => e.bytes === 500 && e.spillPath === undefined)).toBe(true);
     expect(warnings).toHaveLength(1);
   });
 });

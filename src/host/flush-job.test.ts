@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, SessionManager, type ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { CUSTOM_TYPE_RECALL, restoreRecallIndex } from "../recall/recall-entries.ts";
+import { restoreRecallIndex } from "../recall/recall-entries.ts";
+import { CUSTOM_TYPE_FLUSH, type FlushRecord } from "../state/schema.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { restoreReconciled } from "../state/torn-flush.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
@@ -63,8 +64,9 @@ describe("a flush whose spill write fails", () => {
     await prompt(2, 20);
     const state = restoreReconciled(sm.getBranch()).state;
     expect(state.frontier.stubbedKeys.sort()).toEqual(["c1@11#0", "c2@21#0"]);
-    const recallEntries = sm.getBranch().filter((e) => e.type === "custom" && (e as { customType?: string }).customType === CUSTOM_TYPE_RECALL);
-    expect(recallEntries.length).toBe(2);
+    // One flush entry per flush, each with its recall delta.
+    const flushEntries = sm.getBranch().filter((e) => e.type === "custom" && (e as { customType?: string }).customType === CUSTOM_TYPE_FLUSH);
+    expect(flushEntries.map((e) => (e as { data: FlushRecord }).data.recall !== undefined)).toEqual([true, true]);
     const index = restoreRecallIndex(sm.getBranch()).index;
     expect(Object.keys(index.entries).sort()).toEqual(["c1@11#0", "c2@21#0"]);
     for (const entry of Object.values(index.entries)) {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
-import { CUSTOM_TYPE_FRONTIER } from "../state/schema.ts";
+import { CUSTOM_TYPE_FLUSH } from "../state/schema.ts";
 import { assistant, text, thinking, user } from "../../test/support/message-factory.ts";
 import { createKeeperHost } from "./keeper-host.ts";
 
@@ -66,7 +66,7 @@ describe("the context handler appends nothing", () => {
     expect(again!.messages).toEqual(out!.messages);
     expect(appended).toEqual([]);
     host.onBeforeProviderRequest({ type: "before_provider_request", payload: { model: "x", messages: [] } } as never, ctx);
-    expect(appended.map((e) => e.customType)).toContain(CUSTOM_TYPE_FRONTIER);
+    expect(appended.map((e) => e.customType)).toEqual([CUSTOM_TYPE_FLUSH]);
     const count = appended.length;
     host.onBeforeProviderRequest({ type: "before_provider_request", payload: { model: "x", messages: [] } } as never, ctx);
     expect(appended.length).toBe(count);

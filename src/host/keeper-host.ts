@@ -23,6 +23,7 @@ import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import { restoreRecallIndex } from "../recall/recall-entries.ts";
 import { createRecallToolDefinition } from "../recall/tool.ts";
+import { purgedArgumentsOnlyKeys } from "../recall/pruned-calls.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { formatDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
@@ -190,6 +191,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
         getBranchMessages: rawBranchMessages,
         readSpill: readSpillFile,
         pageChars: () => settings().recall.pageChars,
+        purgedArguments: () => purgedArgumentsOnlyKeys(memory.engine.keeper),
       }),
     onSessionTree(ctx) {
       if (settings().enabled) restore(ctx);

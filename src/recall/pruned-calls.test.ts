@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { offeredRefKeys, prunedCallsOf } from "./pruned-calls.ts";
+import { offeredRefKeys, prunedCallsOf, purgedArgumentsOnlyKeys } from "./pruned-calls.ts";
 import { emptyState } from "../state/schema.ts";
 import { assistant, call, result, user } from "../../test/support/message-factory.ts";
 
@@ -13,6 +13,13 @@ describe("pruned calls", () => {
     expect([...offeredRefKeys(state)]).toEqual(["t1@2#0"]);
     const calls = prunedCallsOf(messages, state);
     expect(calls.map((c) => [c.occurrenceKey, c.resultText, c.isError])).toEqual([["t1@2#0", "exit code 1", true]]);
+  });
+
+  test("a purged call's ref stands for its arguments only while its output still shows", () => {
+    const state = emptyState();
+    state.frontier.purgedErrorKeys = ["t1@2#0", "t2@2#1"];
+    state.frontier.stubbedKeys = ["t2@2#1"];
+    expect([...purgedArgumentsOnlyKeys(state)]).toEqual(["t1@2#0"]);
   });
 
   test("calls the state neither hides nor purges are left out", () => {

@@ -27,6 +27,16 @@ export function offeredRefKeys(state: KeeperState): Set<string> {
   return keys;
 }
 
+/**
+ * Failed calls whose arguments the render purges while it still shows their output: the purge
+ * marker's ref stands for the arguments, so recall brings those back (a hidden output's ref
+ * brings back the output).
+ */
+export function purgedArgumentsOnlyKeys(state: KeeperState): Set<string> {
+  const hidden = hiddenOutputKeys(state);
+  return new Set(state.frontier.purgedErrorKeys.filter((k) => !hidden.has(k)));
+}
+
 /** The calls of `messages` (the branch a flush planned on) whose ref `state` offers at render, in branch order. */
 export function prunedCallsOf(messages: readonly ContextMessage[], state: KeeperState): CapturedCall[] {
   const hidden = offeredRefKeys(state);

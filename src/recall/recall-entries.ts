@@ -1,13 +1,14 @@
 /**
- * Persistence of the recall index: each flush appends one custom entry holding only the
- * occurrences it added (or carries them in its atomic `context-keeper/flush` entry's `recall`);
- * restore merges them in branch order. Every occurrence goes through
+ * Persistence of the recall index: each flush's `context-keeper/flush` entry carries only the
+ * occurrences it added (`recall`); sessions written before it hold them in entries of their own
+ * (`context-keeper/recall`). Restore merges both kinds in branch order. Every occurrence goes through
  * the zod schema both ways, so no field is ever dropped on reload.
  */
 import { z } from "zod";
 import { CUSTOM_TYPE_FLUSH } from "../state/schema.ts";
 import { recallEntrySchema, recallIndexSchema, type RecallIndex } from "./recall-index.ts";
 
+/** The recall entries of older sessions (read, no longer written). */
 export const CUSTOM_TYPE_RECALL = "context-keeper/recall";
 
 /** The entries of `next` that `previous` does not have, as an index (for one custom entry). */

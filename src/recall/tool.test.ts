@@ -6,7 +6,7 @@ import type { CapturedCall } from "../summarize/batch.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { type RecallIndex, emptyRecallIndex, recordOriginals } from "./recall-index.ts";
 import { createRecallToolDefinition, executeRecall, recallParameters } from "./tool.ts";
-import { result } from "../../test/support/message-factory.ts";
+import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 
 function captured(id: string, assistantTs: number, k: number, text: string, toolName = "bash"): CapturedCall {
   return { occurrenceKey: `${id}@${assistantTs}#${k}`, toolCallId: id, toolName, arguments: {}, resultText: text, isError: false, assistantTimestamp: assistantTs, resultTimestamp: assistantTs + 1 };
@@ -186,5 +186,37 @@ describe("createRecallToolDefinition", () => {
     expect(text.slice(ok.details.bodyStart)).toBe("the original ✓");
     const bad = await tool.execute("call-2", { ref: "nope" }, undefined, undefined, ctx as never);
     expect(bad.isError).toBe(true);
+  });
+});
+
+describe("executeRecall: a failed call whose arguments were purged", () => {
+  const args = { path: "src/a.ts", content: "x".repeat(300) + " ✓ 数据", edits: [{ old: "a", new: "b" }] };
+  const branch: ContextMessage[] = [
+    user("go", 1),
+    assistant([call("w1", "write", args)], 2),
+    result("w1", "write", "Error: EACCES", 3, true),
+    assistant([text("it failed")], 4),
+  ];
+  const { index: store } = recordOriginals(emptyRecallIndex(), {
+    calls: [{ occurrenceKey: "w1@2#0", toolCallId: "w1", toolName: "write", arguments: args, resultText: "Error: EACCES", isError: true, assistantTimestamp: 2, resultTimestamp: 3 }],
+  });
+
+  test("its ref brings back what was purged: the arguments, byte-exact (the result is still in the request)", async () => {
+    const r = await executeRecall({ params: { ref: "w1@2#0" }, store, branchMessages: branch, purgedArguments: new Set(["w1@2#0"]) });
+    expect(r.isError).toBe(false);
+    expect(r.text.slice(r.details.bodyStart)).toBe(JSON.stringify(args));
+    expect(r.details.part).toBe("arguments");
+    expect(r.text.split("\n")[0]).toStartWith("[keeper_recall ref=w1@2#0 tool=write arguments]");
+    // By tool-call id, and with the index lost (the ref alone on the branch): the same.
+    const byId = await executeRecall({ params: { toolCallId: "w1" }, store, branchMessages: branch, purgedArguments: new Set(["w1@2#0"]) });
+    expect(byId.text.slice(byId.details.bodyStart)).toBe(JSON.stringify(args));
+    const noIndex = await executeRecall({ params: { ref: "w1@2#0" }, store: emptyRecallIndex(), branchMessages: branch, purgedArguments: new Set(["w1@2#0"]) });
+    expect(noIndex.text.slice(noIndex.details.bodyStart)).toBe(JSON.stringify(args));
+  });
+
+  test("when its output is hidden too (not in the set), the ref brings back the output, as every stub's does", async () => {
+    const r = await executeRecall({ params: { ref: "w1@2#0" }, store, branchMessages: branch, purgedArguments: new Set() });
+    expect(r.text.slice(r.details.bodyStart)).toBe("Error: EACCES");
+    expect(r.details.part).toBe("output");
   });
 });

@@ -12,6 +12,7 @@ import { DEFAULT_PAGE_CHARS, pageOf } from "./paging.ts";
 import { findResultByRef, type ReadSpill, resolveOriginal } from "./original-source.ts";
 import type { RecallEntry, RecallIndex } from "./recall-index.ts";
 import { lookupRecall } from "./recall-lookup.ts";
+import { pairToolCalls } from "../prune/occurrence.ts";
 
 export const recallParameters = Type.Object({
   ref: Type.Optional(Type.String({ description: "The ref shown in a pruned-output stub (e.g. toolu_01…@1763681634000#0)." })),
@@ -39,6 +40,8 @@ export interface RecallDetails {
   nextOffset?: number;
   /** Where the verbatim page begins inside `text` (after the header line). */
   bodyStart?: number;
+  /** What the page is of: the call's output, or its arguments (a failed call whose arguments the render purged). */
+  part?: "output" | "arguments";
   /** Refs offered to the model (ambiguous id, near matches). */
   candidates?: string[];
 }
@@ -63,6 +66,7 @@ interface Recovered {
   toolName: string;
   text: string;
   from: "session" | "spill" | "branch";
+  part?: "arguments";
 }
 
 function pageResult(original: Recovered, params: RecallParams): RecallResult {
@@ -74,7 +78,7 @@ function pageResult(original: Recovered, params: RecallParams): RecallResult {
   const page = pageOf(original.text, offset, params.limit ?? DEFAULT_PAGE_CHARS);
   const more = page.nextOffset !== undefined ? `next offset ${page.nextOffset}` : "end of output";
   const header =
-    `[${RECALL_TOOL_NAME} ref=${original.ref} tool=${original.toolName}] ` +
+    `[${RECALL_TOOL_NAME} ref=${original.ref} tool=${original.toolName}${original.part ? ` ${original.part}` : ""}] ` +
     `chars ${page.start}-${page.end} of ${page.totalChars} (bytes ${page.startByte}-${page.endByte} of ${page.totalBytes}), ${more}`;
   return {
     text: `${header}\n${page.text}`,
@@ -90,6 +94,7 @@ function pageResult(original: Recovered, params: RecallParams): RecallResult {
       totalBytes: page.totalBytes,
       nextOffset: page.nextOffset,
       bodyStart: header.length + 1,
+      part: original.part ?? "output",
     },
     isError: false,
   };
@@ -102,13 +107,26 @@ function fromBranch(branchMessages: readonly ContextMessage[], ref: string): { o
   return { ok: true, original: { ref: ref.trim(), toolCallId: found.toolCallId, toolName: found.toolName, text: found.text, from: "branch" } };
 }
 
+/** The arguments of the call a ref names, as the request carried them (JSON), when the branch holds the call. */
+function argumentsByRef(branchMessages: readonly ContextMessage[], ref: string): Recovered | undefined {
+  const call = pairToolCalls(branchMessages).calls.find((c) => c.key === ref);
+  if (!call) return undefined;
+  return { ref, toolCallId: call.toolCallId, toolName: call.toolName, text: JSON.stringify(call.arguments ?? {}), from: "session", part: "arguments" };
+}
+
 export async function executeRecall(options: {
   params: RecallParams;
   store: RecallIndex;
   branchMessages: readonly ContextMessage[];
   readSpill?: ReadSpill;
+  /**
+   * Refs of failed calls whose arguments the render purged while it still shows their output
+   * (`purgedArgumentsOnlyKeys`): what they hide, and so what their ref brings back, is the arguments.
+   */
+  purgedArguments?: ReadonlySet<string>;
 }): Promise<RecallResult> {
   const { params, store } = options;
+  const purged = (ref: string) => (options.purgedArguments?.has(ref) ? argumentsByRef(options.branchMessages, ref) : undefined);
   const lookup = lookupRecall(store, { ref: params.ref, toolCallId: params.toolCallId });
   if (lookup.kind === "invalid") return failure("invalid", lookup.message);
   if (lookup.kind === "ambiguous") {
@@ -120,6 +138,8 @@ export async function executeRecall(options: {
     return failure("ambiguous", text, { toolCallId: lookup.toolCallId, candidates: refs });
   }
   if (lookup.kind === "unknown") {
+    const args = purged(lookup.query.trim());
+    if (args) return pageResult(args, params);
     // Not indexed (entries lost, or skipped as unreadable): the ref alone finds the original on the branch.
     const branch = fromBranch(options.branchMessages, lookup.query);
     if (branch.ok) return pageResult(branch.original, params);
@@ -133,6 +153,8 @@ export async function executeRecall(options: {
   }
 
   const entry = lookup.entry;
+  const args = purged(entry.occurrenceKey);
+  if (args) return pageResult(args, params);
   const base = { ref: entry.occurrenceKey, toolCallId: entry.toolCallId, toolName: entry.toolName };
   const original = await resolveOriginal({ entry, branchMessages: options.branchMessages, readSpill: options.readSpill });
   if (original.ok) return pageResult({ ...base, text: original.text, from: original.from }, params);
@@ -150,6 +172,8 @@ export interface RecallToolDeps {
   readSpill?: ReadSpill;
   /** Characters per page when the model passes no `limit` (the `recall.pageChars` setting). */
   pageChars?: () => number;
+  /** Refs whose purged arguments (not their output) the render hides now (`purgedArgumentsOnlyKeys` of the state). */
+  purgedArguments?: (ctx: ExtensionContext) => ReadonlySet<string>;
 }
 
 export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition<typeof recallParameters, RecallDetails> {
@@ -167,6 +191,7 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
         store: deps.getStore(ctx),
         branchMessages: deps.getBranchMessages(ctx),
         readSpill: deps.readSpill,
+        purgedArguments: deps.purgedArguments?.(ctx),
       });
       return { content: [{ type: "text", text: result.text }], details: result.details, isError: result.isError };
     },

@@ -3,15 +3,17 @@
  * through its zod schema both ways.
  */
 import { z } from "zod";
-import type { RecallIndex } from "../recall/recall-index.ts";
 import {
   CUSTOM_TYPE_FLUSH,
   CUSTOM_TYPE_FRONTIER,
   CUSTOM_TYPE_STATS,
   CUSTOM_TYPE_SUMMARY,
+  FLUSH_RECORD_VERSION,
   type FlushRecord,
   FlushRecordSchema,
   type Frontier,
+  type FrontierChain,
+  FrontierDeltaSchema,
   FrontierSchema,
   type KeeperCustomType,
   type KeeperState,
@@ -20,8 +22,11 @@ import {
   type SummaryRecord,
   SummaryRecordSchema,
   STATE_VERSION,
+  emptyFrontier,
   emptyState,
 } from "./schema.ts";
+import type { RecallIndex } from "../recall/recall-index.ts";
+import { type CheckpointPolicy, checkpointChain, foldFrontier, frontierPart } from "./frontier-fold.ts";
 
 /** A custom entry to append (`pi.appendEntry(customType, data)` or a `turn_end` draft). */
 export interface KeeperEntry {
@@ -44,6 +49,7 @@ export function decodeWith<S extends z.ZodType>(schema: S, data: unknown): Decod
   return { ok: false, error: `${where}: ${first?.message ?? "invalid"}` };
 }
 
+/** The separate entries of older sessions (restore still reads them; tests write fixtures with them). */
 export function frontierEntry(frontier: Frontier): KeeperEntry {
   return { customType: CUSTOM_TYPE_FRONTIER, data: encodeWith(FrontierSchema, frontier) };
 }
@@ -61,19 +67,27 @@ export function flushRecordEntry(record: FlushRecord): KeeperEntry {
 }
 
 /**
- * A flush's separate entries (a plan's `entriesToPersist`) and its recall delta folded into
- * one atomic `context-keeper/flush` entry: append this one instead of them.
+ * The one entry a flush appends: its new summaries, its frontier as a delta from `previous`'s
+ * (a full checkpoint when due, `frontierPart`), its stats when it has any; and the chain the
+ * next state carries. `recall` is added by the engine once it knows what the flush indexed.
  */
-export function atomicFlushEntry(entries: readonly KeeperEntry[], recall?: RecallIndex): KeeperEntry {
-  const record: FlushRecord = { version: STATE_VERSION, summaries: [] };
-  for (const e of entries) {
-    if (e.customType === CUSTOM_TYPE_SUMMARY) record.summaries.push(e.data as SummaryRecord);
-    else if (e.customType === CUSTOM_TYPE_FRONTIER) record.frontier = e.data as Frontier;
-    else if (e.customType === CUSTOM_TYPE_STATS) record.stats = e.data as Stats;
-    else throw new Error(`atomicFlushEntry: ${e.customType} cannot be folded into a flush entry`);
-  }
-  if (recall !== undefined) record.recall = recall;
-  return flushRecordEntry(record);
+export function flushEntryOf(input: {
+  previous: KeeperState;
+  frontier: Frontier;
+  summaries: readonly SummaryRecord[];
+  stats?: Stats;
+  /** When a checkpoint is due (default `CHECKPOINT_POLICY`; tests make it due often). */
+  policy?: CheckpointPolicy;
+}): { entry: KeeperEntry; chain: FrontierChain } {
+  const { part, chain } = frontierPart({ previous: input.previous.frontier, next: input.frontier, chain: input.previous.frontierChain, policy: input.policy });
+  const record: FlushRecord = { version: FLUSH_RECORD_VERSION, summaries: [...input.summaries], ...part, ...(input.stats ? { stats: input.stats } : {}) };
+  return { entry: flushRecordEntry(record), chain };
+}
+
+/** A flush entry with the recall delta the flush indexed (`recall`), or a new one holding only it. */
+export function withRecallDelta(entry: KeeperEntry | undefined, recall: RecallIndex): KeeperEntry {
+  const record: FlushRecord = entry ? (entry.data as FlushRecord) : { version: FLUSH_RECORD_VERSION, summaries: [] };
+  return flushRecordEntry({ ...record, recall });
 }
 
 /** The parts of a flush entry, each left for its own schema (one bad part costs only itself). */
@@ -81,6 +95,7 @@ const FlushEnvelopeSchema = z.object({
   version: z.number(),
   summaries: z.array(z.unknown()),
   frontier: z.unknown().optional(),
+  frontierDelta: z.unknown().optional(),
   stats: z.unknown().optional(),
 });
 
@@ -97,28 +112,35 @@ interface CustomEntryLike {
   data?: unknown;
 }
 
-/** A frontier or stats value waiting to be decoded: only the latest readable one is. */
+/** A value waiting to be decoded: only the latest readable stats, and the frontier from its latest readable checkpoint on. */
 interface Candidate {
   label: string;
   data: unknown;
 }
 
-const versionProblem = (data: unknown): string | undefined => {
+const versionProblem = (data: unknown, readable: readonly number[] = [STATE_VERSION]): string | undefined => {
   const version = (data as { version?: unknown } | null | undefined)?.version;
-  return typeof version === "number" && version !== STATE_VERSION ? `format version ${version} is not readable by this version (${STATE_VERSION})` : undefined;
+  return typeof version === "number" && !readable.includes(version)
+    ? `format version ${version} is not readable by this version (${readable.join(" or ")})`
+    : undefined;
+};
+
+/** Decodes a versioned value: a version this code cannot read is reported as such, not as a schema error. */
+const decodeVersioned = <T>(schema: z.ZodType<T>, data: unknown): Decoded<T> => {
+  const tooNew = versionProblem(data);
+  return tooNew === undefined ? decodeWith(schema, data) : { ok: false, error: tooNew };
 };
 
 /**
  * The latest candidate that decodes wins; only the ones after it are decoded (and reported
- * when unreadable). Frontier and stats are full snapshots, so a long session holds hundreds of
- * them: decoding them all would cost most of a restart.
+ * when unreadable). A long session holds hundreds of snapshots: decoding them all would cost
+ * most of a restart.
  */
-function latestReadable<T>(schema: z.ZodType<T>, candidates: readonly Candidate[], diagnostics: string[]): T | undefined {
+function latestReadable<T>(schema: z.ZodType<T>, candidates: readonly Candidate[], diagnostics: string[]): { value: T; at: number } | undefined {
   for (let i = candidates.length - 1; i >= 0; i--) {
     const c = candidates[i]!;
-    const tooNew = versionProblem(c.data);
-    const r = tooNew === undefined ? decodeWith(schema, c.data) : ({ ok: false, error: tooNew } as const);
-    if (r.ok) return r.value;
+    const r = decodeVersioned(schema, c.data);
+    if (r.ok) return { value: r.value, at: i };
     diagnostics.push(`skipped ${c.label}: ${r.error}`);
   }
   return undefined;
@@ -126,19 +148,22 @@ function latestReadable<T>(schema: z.ZodType<T>, candidates: readonly Candidate[
 
 /**
  * Rebuilds state from the session branch entries (root to leaf order). Entries that are
- * not this extension's are ignored; summaries accumulate, each decoded on its own; of the
- * frontier and stats snapshots the latest readable one wins (older ones are not decoded).
- * Whatever fails its schema, or comes from another format version, is skipped with one
- * diagnostic. Never throws.
+ * not this extension's are ignored; summaries accumulate, each decoded on its own; the
+ * frontier is the latest readable checkpoint (a flush entry's `frontier`, or an old frontier
+ * snapshot) with the deltas after it folded on in order (`src/state/frontier-fold.ts`); of the
+ * stats snapshots the latest readable one wins (older ones are not decoded). Whatever fails its
+ * schema, comes from another format version, or does not follow the frontier folded so far, is
+ * skipped with one diagnostic. Never throws.
  */
 export function restoreState(entries: readonly unknown[]): RestoredState {
   const state = emptyState();
   const diagnostics: string[] = [];
-  const frontiers: Candidate[] = [];
+  const checkpoints: Candidate[] = [];
+  /** Deltas in branch order, each with the number of checkpoints before it. */
+  const deltas: Array<Candidate & { after: number }> = [];
   const stats: Candidate[] = [];
   const addSummary = (label: string, data: unknown) => {
-    const tooNew = versionProblem(data);
-    const r = tooNew === undefined ? decodeWith(SummaryRecordSchema, data) : ({ ok: false, error: tooNew } as const);
+    const r = decodeVersioned(SummaryRecordSchema, data);
     if (r.ok) state.summaries[r.value.batchKey] = r.value;
     else diagnostics.push(`skipped ${label}: ${r.error}`);
   };
@@ -149,7 +174,7 @@ export function restoreState(entries: readonly unknown[]): RestoredState {
     const label = `${String(entry.customType)} entry ${typeof entry.id === "string" ? entry.id : `#${index}`}`;
     switch (entry.customType) {
       case CUSTOM_TYPE_FRONTIER:
-        frontiers.push({ label, data: entry.data });
+        checkpoints.push({ label, data: entry.data });
         return;
       case CUSTOM_TYPE_STATS:
         stats.push({ label, data: entry.data });
@@ -159,19 +184,47 @@ export function restoreState(entries: readonly unknown[]): RestoredState {
         return;
       case CUSTOM_TYPE_FLUSH: {
         const envelope = decodeWith(FlushEnvelopeSchema, entry.data);
-        const problem = envelope.ok ? versionProblem(envelope.value) : envelope.error;
+        const problem = envelope.ok ? versionProblem(envelope.value, [STATE_VERSION, FLUSH_RECORD_VERSION]) : envelope.error;
         if (!envelope.ok || problem !== undefined) {
           diagnostics.push(`skipped ${label}: ${problem}`);
           return;
         }
         envelope.value.summaries.forEach((data, i) => addSummary(`${label} (summaries.${i})`, data));
-        if (envelope.value.frontier !== undefined) frontiers.push({ label: `${label} (frontier)`, data: envelope.value.frontier });
+        if (envelope.value.frontier !== undefined) checkpoints.push({ label: `${label} (frontier)`, data: envelope.value.frontier });
+        if (envelope.value.frontierDelta !== undefined) deltas.push({ label: `${label} (frontierDelta)`, data: envelope.value.frontierDelta, after: checkpoints.length });
         if (envelope.value.stats !== undefined) stats.push({ label: `${label} (stats)`, data: envelope.value.stats });
         return;
       }
     }
   });
-  state.frontier = latestReadable(FrontierSchema, frontiers, diagnostics) ?? state.frontier;
-  state.stats = latestReadable(StatsSchema, stats, diagnostics) ?? state.stats;
+  const restored = restoreFrontier(checkpoints, deltas, diagnostics);
+  state.frontier = restored.frontier;
+  if (restored.chain) state.frontierChain = restored.chain;
+  state.stats = latestReadable(StatsSchema, stats, diagnostics)?.value ?? state.stats;
   return { state, diagnostics };
+}
+
+/**
+ * The latest readable checkpoint, then every delta after it in order. A delta that is
+ * unreadable or does not follow (its flush's checkpoint or delta was lost) is skipped, and so is
+ * every later one until a checkpoint: the frontier stops at the last flush that landed whole
+ * (the torn-flush reconciliation re-proposes the summaries of the flushes after it). The chain
+ * is left unknown then, so the next flush writes a checkpoint.
+ */
+function restoreFrontier(checkpoints: readonly Candidate[], deltas: ReadonlyArray<Candidate & { after: number }>, diagnostics: string[]): { frontier: Frontier; chain?: FrontierChain } {
+  const base = latestReadable(FrontierSchema, checkpoints, diagnostics);
+  const fold = foldFrontier(base?.value ?? emptyFrontier());
+  let chain: FrontierChain | undefined = base ? checkpointChain(base.value) : undefined;
+  for (const d of deltas) {
+    if (base && d.after <= base.at) continue;
+    const r = decodeWith(FrontierDeltaSchema, d.data);
+    if (!r.ok) diagnostics.push(`skipped ${d.label}: ${r.error}`);
+    else if (!fold.apply(r.value)) diagnostics.push(`skipped ${d.label}: it follows flush ${r.value.from}, the frontier restored so far is at flush ${fold.flushSeq()}`);
+    else {
+      if (chain) chain = { ...chain, deltas: chain.deltas + 1, deltaBytes: chain.deltaBytes + JSON.stringify(d.data).length };
+      continue;
+    }
+    chain = undefined;
+  }
+  return { frontier: fold.frontier(), ...(chain ? { chain } : {}) };
 }

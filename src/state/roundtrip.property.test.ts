@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { atomicFlushEntry, frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
+import { decodeWith, flushRecordEntry, frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
 import { restoreRecallIndex } from "../recall/recall-entries.ts";
 import type { RecallIndex } from "../recall/recall-index.ts";
-import type { Frontier, Stats, SummaryRecord } from "./schema.ts";
+import { FLUSH_RECORD_VERSION, FlushRecordSchema, type Frontier, type FrontierDelta, type Stats, type SummaryRecord } from "./schema.ts";
 
 // Keys are occurrence / batch keys (`id@ts#n`); a bare `__proto__` can never be one.
 const key = fc.stringMatching(/^[A-Za-z_0-9:]{1,10}@[0-9]{1,13}#[0-9]$/);
@@ -86,7 +86,7 @@ describe("persisted state round-trips through Pi custom entries (JSON)", () => {
     spill: fc.option(fc.record({ spillPath: fc.string(), preview: fc.string() }), { nil: undefined }),
   });
 
-  test("the atomic flush entry carries the same state and recall as the separate entries, every field", () => {
+  test("the flush entry with a checkpoint carries the same state and recall as the separate entries, every field", () => {
     fc.assert(
       fc.property(frontier, fc.array(record, { maxLength: 3 }), stats, fc.array(recallEntry, { maxLength: 3 }), (f, rs, s, recs) => {
         const json = <T>(x: T): T => JSON.parse(JSON.stringify(x));
@@ -96,7 +96,7 @@ describe("persisted state round-trips through Pi custom entries (JSON)", () => {
           recall.entries[key] = { occurrenceKey: key, toolCallId: r.toolCallId, toolName: r.toolName, timestamp: r.ts + 1, assistantTimestamp: r.ts, isError: r.isError, bytes: r.bytes, chars: r.chars, sha256: r.sha256, ...r.spill };
         }
         const separate = [...rs.map(summaryEntry), frontierEntry(f), statsEntry(s)];
-        const atomic = atomicFlushEntry(separate, recall);
+        const atomic = flushRecordEntry({ version: FLUSH_RECORD_VERSION, summaries: rs, frontier: f, stats: s, recall });
         const fromAtomic = restoreState([atomic].map(asPiEntry));
         const fromSeparate = restoreState(separate.map(asPiEntry));
         expect(fromAtomic.diagnostics).toEqual([]);
@@ -108,6 +108,38 @@ describe("persisted state round-trips through Pi custom entries (JSON)", () => {
         expect(recalled.index).toEqual(json(recall));
       }),
       { numRuns: 150 },
+    );
+  });
+
+  const boundary = fc.option(num, { nil: null });
+  const delta: fc.Arbitrary<FrontierDelta> = fc.record(
+    {
+      from: count,
+      flushSeq: count,
+      lastFlushAt: num,
+      addStubbed: fc.array(key),
+      dropStubbed: fc.array(key),
+      setAliases: fc.dictionary(key, key),
+      dropAliases: fc.array(key),
+      addPurged: fc.array(key),
+      dropPurged: fc.array(key),
+      addChains: fc.array(chain, { maxLength: 2 }),
+      dropChains: fc.array(key),
+      thinkingStripBoundaryTimestamp: boundary,
+      frozenThroughTimestamp: boundary,
+    },
+    { requiredKeys: ["from", "flushSeq", "lastFlushAt"] },
+  );
+
+  test("a flush entry with a frontier delta: parse(serialize(x)) deep-equals x, every field", () => {
+    fc.assert(
+      fc.property(delta, fc.array(record, { maxLength: 2 }), fc.option(stats, { nil: undefined }), (d, rs, s) => {
+        const json = <T>(x: T): T => JSON.parse(JSON.stringify(x));
+        const entry = flushRecordEntry({ version: FLUSH_RECORD_VERSION, summaries: rs, frontierDelta: d, ...(s ? { stats: s } : {}) });
+        const decoded = decodeWith(FlushRecordSchema, json(entry.data));
+        expect(decoded).toEqual({ ok: true, value: json({ version: FLUSH_RECORD_VERSION, summaries: rs, frontierDelta: d, ...(s ? { stats: s } : {}) }) });
+      }),
+      { numRuns: 200 },
     );
   });
 });

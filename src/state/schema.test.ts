@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { z } from "zod";
-import { atomicFlushEntry, decodeWith, encodeWith, frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
-import { FrontierSchema, emptyFrontier, emptyState } from "./schema.ts";
+import { decodeWith, encodeWith, flushRecordEntry, frontierEntry, restoreState, statsEntry, summaryEntry } from "./entries.ts";
+import { FLUSH_RECORD_VERSION, FrontierSchema, emptyFrontier, emptyState } from "./schema.ts";
 import { fullFrontier, fullRecord, fullStats } from "../../test/support/state/fixtures.ts";
 
 /** What Pi writes and reads back: a JSON line. */
@@ -97,7 +97,7 @@ describe("the atomic flush entry", () => {
       asPi(summaryEntry(fullRecord), "s1"),
       asPi(frontierEntry(fullFrontier), "f1"),
       asPi(statsEntry(fullStats), "t1"),
-      asPi(atomicFlushEntry([summaryEntry(r2), frontierEntry(f2), statsEntry({ ...fullStats, flushes: 4 })]), "x2"),
+      asPi(flushRecordEntry({ version: FLUSH_RECORD_VERSION, summaries: [r2], frontier: f2, stats: { ...fullStats, flushes: 4 } }), "x2"),
     ];
     const { state, diagnostics } = restoreState(entries);
     expect(diagnostics).toEqual([]);
@@ -107,7 +107,7 @@ describe("the atomic flush entry", () => {
   });
 
   test("one bad part costs only itself; a newer version is skipped whole, saying so", () => {
-    const good = atomicFlushEntry([summaryEntry(fullRecord), frontierEntry(fullFrontier), statsEntry(fullStats)]);
+    const good = flushRecordEntry({ version: FLUSH_RECORD_VERSION, summaries: [fullRecord], frontier: fullFrontier, stats: fullStats });
     const data = JSON.parse(JSON.stringify(good.data));
     data.stats.flushes = -1;
     const partly = restoreState([{ type: "custom", id: "p1", customType: good.customType, data }]);
@@ -115,12 +115,16 @@ describe("the atomic flush entry", () => {
     expect(partly.state.summaries).toEqual({ [fullRecord.batchKey]: fullRecord });
     expect(partly.state.stats).toEqual(emptyState().stats);
     expect(partly.diagnostics).toEqual([expect.stringContaining("skipped context-keeper/flush entry p1 (stats): flushes")]);
-    const newer = restoreState([{ type: "custom", id: "n1", customType: good.customType, data: { ...data, version: 2 } }]);
+    const newer = restoreState([{ type: "custom", id: "n1", customType: good.customType, data: { ...data, version: 3 } }]);
     expect(newer.state).toEqual(emptyState());
-    expect(newer.diagnostics).toEqual([expect.stringContaining("version 2")]);
+    expect(newer.diagnostics).toEqual([expect.stringContaining("format version 3 is not readable by this version (1 or 2)")]);
   });
 
-  test("only keeper state entries fold into it", () => {
-    expect(() => atomicFlushEntry([{ customType: "context-keeper/recall" as never, data: {} }])).toThrow(/cannot be folded/);
+  test("a version 1 flush entry (a full frontier, written by no flush now) still reads", () => {
+    const v1 = { ...flushRecordEntry({ version: 1, summaries: [fullRecord], frontier: fullFrontier, stats: fullStats }) };
+    const { state, diagnostics } = restoreState([asPi(v1, "v1")]);
+    expect(diagnostics).toEqual([]);
+    expect(state.frontier).toEqual(fullFrontier);
+    expect(state.stats).toEqual(fullStats);
   });
 });

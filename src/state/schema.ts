@@ -5,11 +5,14 @@
  * elsewhere).
  *
  * Custom entry types, each written as Pi `custom` entries (`{customType, data}`):
+ * - flush:    what every flush writes: all of one flush in ONE entry (its summaries, its frontier
+ *             as a delta or, now and then, a full checkpoint, its stats and its recall delta), so
+ *             a crash can no longer tear a flush. Restore folds the latest checkpoint on the branch
+ *             and the deltas after it (`src/state/frontier-fold.ts`).
+ * Older sessions hold the separate entries flushes wrote before (still read, no longer written):
  * - frontier: a full snapshot after each flush; the latest on the branch wins.
  * - summary:  one entry per summarized batch; all of them on the branch accumulate.
  * - stats:    a cumulative snapshot after each flush; the latest wins.
- * - flush:    all of one flush in one entry (its summaries, frontier, stats and recall delta),
- *             so a crash between appends can no longer tear a flush. Read like the three above.
  */
 import { z } from "zod";
 import { recallIndexSchema } from "../recall/recall-index.ts";
@@ -117,19 +120,67 @@ export const StatsSchema = z.object({
 export type Stats = z.infer<typeof StatsSchema>;
 
 /**
- * One flush, atomically: one JSONL line, so it lands whole or not at all. `frontier` is absent
- * only for a flush that changed nothing but the summaries; `stats` is absent for a frontier-only
- * flush (cache discipline moving its frozen boundary); `recall` holds the occurrences the
- * flush indexed. Restore reads each part through its own schema, so one bad part costs only itself.
+ * How one flush moved the frontier: folding the deltas of a branch in order onto the checkpoint
+ * before them reproduces the frontier exactly (`src/state/frontier-fold.ts`). Lists keep their
+ * order: removals filter, additions append. A list or map left out did not change; a boundary
+ * left out did not move, `null` means it was cleared.
+ */
+export const FrontierDeltaSchema = z.object({
+  /** `flushSeq` of the frontier this delta applies to; restore skips a delta that does not follow. */
+  from: z.number().int().nonnegative(),
+  flushSeq: z.number().int().nonnegative(),
+  lastFlushAt: z.number(),
+  addStubbed: z.array(z.string()).optional(),
+  dropStubbed: z.array(z.string()).optional(),
+  setAliases: z.record(z.string(), z.string()).optional(),
+  dropAliases: z.array(z.string()).optional(),
+  addPurged: z.array(z.string()).optional(),
+  dropPurged: z.array(z.string()).optional(),
+  addChains: z.array(CompressedChainSchema).optional(),
+  /** `chainKey`s of the chains dropped. */
+  dropChains: z.array(z.string()).optional(),
+  thinkingStripBoundaryTimestamp: z.number().nullable().optional(),
+  frozenThroughTimestamp: z.number().nullable().optional(),
+});
+export type FrontierDelta = z.infer<typeof FrontierDeltaSchema>;
+
+/**
+ * Version 2 carries the frontier as `frontierDelta` or `frontier` (a full checkpoint); version 1
+ * (written by no flush, still read) only as `frontier`. An older keeper cannot fold deltas, so it
+ * reports version 2 unreadable rather than restore a stale frontier.
+ */
+export const FLUSH_RECORD_VERSION = 2;
+
+/**
+ * One flush, atomically: one JSONL line, so it lands whole or not at all. The frontier part is
+ * absent only for a flush that changed nothing but the summaries or the recall index; `stats`
+ * is absent for a frontier-only flush (cache discipline moving its frozen boundary); `recall`
+ * holds the occurrences the flush indexed. Restore reads each part through its own schema, so
+ * one bad part costs only itself.
  */
 export const FlushRecordSchema = z.object({
-  version: z.literal(STATE_VERSION),
+  version: z.union([z.literal(STATE_VERSION), z.literal(FLUSH_RECORD_VERSION)]),
   summaries: z.array(SummaryRecordSchema),
+  /** A full checkpoint of the frontier after this flush. */
   frontier: FrontierSchema.optional(),
+  /** The frontier after this flush as a delta from the one before it (never with `frontier`). */
+  frontierDelta: FrontierDeltaSchema.optional(),
   stats: StatsSchema.optional(),
   recall: recallIndexSchema.optional(),
 });
 export type FlushRecord = z.infer<typeof FlushRecordSchema>;
+
+/**
+ * The frontier entries on the branch since its last full checkpoint: the flush planner writes
+ * the next checkpoint from it (`src/state/frontier-fold.ts`). Not persisted: restore measures it.
+ */
+export interface FrontierChain {
+  /** JSON size of the last checkpoint (0: none yet). */
+  checkpointBytes: number;
+  /** Deltas written since it, and their JSON size. */
+  deltas: number;
+  deltaBytes: number;
+}
 
 /** Everything the render pipeline and the flush planner read. */
 export interface KeeperState {
@@ -137,6 +188,8 @@ export interface KeeperState {
   /** batchKey -> record. */
   summaries: Record<string, SummaryRecord>;
   stats: Stats;
+  /** Absent: no checkpoint known (the next flush writes one). */
+  frontierChain?: FrontierChain;
 }
 
 export function emptyFrontier(): Frontier {

@@ -6,13 +6,15 @@
  */
 import { describe, expect, test } from "bun:test";
 import { planFlush } from "../flush/plan.ts";
+import { renderContext } from "../prune/pipeline.ts";
 import { captureBatches } from "../flush/capture.ts";
 import { hiddenOutputKeys } from "../recall/pruned-calls.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 import { FILE_A, branch, closing, flushConfig, summary } from "../../test/support/flush/session.ts";
 import type { KeeperEntry } from "./entries.ts";
-import { emptyState, type KeeperState } from "./schema.ts";
+import { emptyState, type FlushRecord, type KeeperState } from "./schema.ts";
+import { asLegacyEntries } from "../../test/support/state/flush-entries.ts";
 import { reconcileTornFlushes, restoreReconciled } from "./torn-flush.ts";
 
 const asPi = (entries: readonly KeeperEntry[]) =>
@@ -37,19 +39,26 @@ const second = [
   assistant([text("done 4")], 44),
 ];
 
-/** Two complete flushes, and the keeper entries they persisted, in order. */
+/**
+ * Two complete flushes, and the keeper entries they persisted, in order: as flushes write them
+ * now (one flush entry each) and as older versions wrote them (separate summary, frontier and
+ * stats entries: the ones a crash could tear).
+ */
 function twoFlushes() {
   const one = flush(emptyState(), first, 1000);
   const two = flush(one.nextState, second, 2000);
-  return { one, two, entries: [...one.entriesToPersist, ...two.entriesToPersist] };
+  const entries = [...one.entriesToPersist, ...two.entriesToPersist];
+  const legacy = asLegacyEntries(entries) as KeeperEntry[];
+  const oneLegacy = asLegacyEntries(one.entriesToPersist) as KeeperEntry[];
+  return { one, two, entries, legacy, oneLegacy, twoLegacy: legacy.slice(oneLegacy.length) };
 }
 
 describe("a torn flush", () => {
   test("summaries landed, frontier and stats did not: re-proposed, named once, and the next flush stubs them", () => {
-    const { one, two } = twoFlushes();
-    const summariesOnly = two.entriesToPersist.filter((e) => e.customType === "context-keeper/summary");
+    const { one, two, oneLegacy, twoLegacy } = twoFlushes();
+    const summariesOnly = twoLegacy.filter((e) => e.customType === "context-keeper/summary");
     expect(summariesOnly.length).toBeGreaterThan(0);
-    const restored = restoreReconciled(asPi([...one.entriesToPersist, ...summariesOnly]));
+    const restored = restoreReconciled(asPi([...oneLegacy, ...summariesOnly]));
     expect(restored.diagnostics).toHaveLength(1);
     expect(restored.diagnostics[0]).toContain("flush 2");
     expect(restored.diagnostics[0]).toContain(`${summariesOnly.length} summar`);
@@ -70,13 +79,14 @@ describe("a torn flush", () => {
     expect(next.nextState.frontier.compressedChains.map((c) => c.chainKey)).toEqual(two.nextState.frontier.compressedChains.map((c) => c.chainKey));
     expect(next.nextState.stats.summarizerCost).toBeCloseTo(two.nextState.stats.summarizerCost);
     // Once that flush landed, the reconciliation has nothing left to say.
-    const healed = restoreReconciled(asPi([...one.entriesToPersist, ...summariesOnly, ...next.entriesToPersist]));
+    // (An old session continued by this version: its flush entry folds onto the old snapshot.)
+    const healed = restoreReconciled(asPi([...oneLegacy, ...summariesOnly, ...next.entriesToPersist]));
     expect(healed.diagnostics).toEqual([]);
     expect(healed.reproposed).toEqual([]);
   });
 
-  test("every cut point of two flushes' entries converges, at the next flush, to the untorn frontier", () => {
-    const { two, entries } = twoFlushes();
+  test("every cut point of two flushes' old separate entries converges, at the next flush, to the untorn frontier", () => {
+    const { two, legacy: entries } = twoFlushes();
     for (let cut = 0; cut <= entries.length; cut++) {
       const restored = restoreReconciled(asPi(entries.slice(0, cut)));
       const next = flush(restored.state, second, 3000);
@@ -90,11 +100,35 @@ describe("a torn flush", () => {
   });
 
   test("complete flushes: the state is left as restored, with no diagnostic", () => {
-    const { entries, two } = twoFlushes();
+    const { entries, legacy, two } = twoFlushes();
     const restored = restoreReconciled(asPi(entries));
     expect(restored.diagnostics).toEqual([]);
     expect(restored.state).toEqual(JSON.parse(JSON.stringify(two.nextState)));
     const state = restored.state;
     expect(reconcileTornFlushes(state).state).toBe(state);
+    // Byte-identical requests from the restored state and from the state in memory.
+    const render = (s: KeeperState) => JSON.stringify(renderContext({ messages: second, state: s, config: flushConfig }));
+    expect(render(restored.state)).toBe(render(two.nextState));
+    // Written the old way: the same state (the delta chain restarts at the old snapshot).
+    const old = restoreReconciled(asPi(legacy));
+    expect(old.diagnostics).toEqual([]);
+    expect({ ...old.state, frontierChain: undefined }).toEqual(JSON.parse(JSON.stringify({ ...two.nextState, frontierChain: undefined })));
+  });
+
+  test("a flush entry is one line: a damaged frontier delta stops the frontier at the flush before, and its summaries are re-proposed", () => {
+    const { one, two } = twoFlushes();
+    const [entry] = two.entriesToPersist;
+    const record = entry!.data as FlushRecord;
+    expect(record.frontierDelta).toBeDefined();
+    const damaged = { ...entry!, data: { ...record, frontierDelta: { ...record.frontierDelta, from: "x" } } };
+    const restored = restoreReconciled(asPi([...one.entriesToPersist, damaged]));
+    expect(restored.diagnostics[0]).toContain("(frontierDelta): from");
+    expect(restored.diagnostics[1]).toContain("flush 2 was torn");
+    expect(restored.state.frontier).toEqual(JSON.parse(JSON.stringify(one.nextState.frontier)));
+    expect(restored.state.frontierChain).toBeUndefined(); // the next flush writes a checkpoint
+    expect(restored.reproposed.sort()).toEqual(record.summaries.map((r) => r.batchKey).sort());
+    const next = flush(restored.state, second, 3000);
+    expect(new Set(next.nextState.frontier.stubbedKeys)).toEqual(new Set(two.nextState.frontier.stubbedKeys));
+    expect((next.entriesToPersist[0]!.data as FlushRecord).frontier).toBeDefined();
   });
 });

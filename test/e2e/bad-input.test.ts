@@ -7,12 +7,13 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { CUSTOM_TYPE_FRONTIER, CUSTOM_TYPE_SUMMARY } from "../../src/state/schema.ts";
+import { CUSTOM_TYPE_FLUSH, type FlushRecord } from "../../src/state/schema.ts";
+import { flushRecordsOf } from "../support/state/flush-entries.ts";
 import { startFakeAnthropic, type MainStep } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace, type RunPiOptions } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
 import { assemblePages, humanPromptIndex, originalFromSession, recallExchanges, stubRefs } from "./support/recall-wire.ts";
-import { customOf, damageSession, readEntriesLeniently, RECALL_PROMPT, recallScript } from "./support/session-damage.ts";
+import { damageSession, readEntriesLeniently, RECALL_PROMPT, recallScript } from "./support/session-damage.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -34,15 +35,16 @@ describe("bad input on the wire", () => {
     try {
       const first = await runPi({ ...common, workspace, prompts: [scenario.prompts[0]!, scenario.prompts[1]!] } as RunPiOptions);
       const file = first.sessionFile!;
-      const [frontier1, frontier2] = customOf(first.sessionEntries, CUSTOM_TYPE_FRONTIER);
-      const summary1 = customOf(first.sessionEntries, CUSTOM_TYPE_SUMMARY)[0]!;
-      expect(frontier2).toBeDefined();
-      // The damage: flush 2's frontier comes from a newer format, flush 1's first summary is
+      const [flush1, flush2] = flushRecordsOf(first.sessionEntries).map(({ entry }) => entry);
+      expect(flush2).toBeDefined();
+      expect((flush1!.data as FlushRecord).summaries.length).toBeGreaterThan(0);
+      // The damage: flush 2's entry comes from a newer format, flush 1's first summary is
       // garbage, and the file's last line is cut in the middle (a crash mid-write).
       damageSession(file, (e) => {
-        if (e.id === frontier2!.id) return { ...e, data: { ...(e.data as object), version: 2, newField: [1, 2] } };
-        if (e.id === summary1.id) return { ...e, data: { batchKey: 42, summary: "garbage" } };
-        return e;
+        if (e.id === flush2!.id) return { ...e, data: { ...(e.data as object), version: 3, newField: [1, 2] } };
+        if (e.id !== flush1!.id) return e;
+        const data = e.data as FlushRecord;
+        return { ...e, data: { ...data, summaries: [{ batchKey: 42, summary: "garbage" }, ...data.summaries.slice(1)] } };
       });
       const text = readFileSync(file, "utf8");
       const lastLine = text.trimEnd().split("\n").at(-1)!;
@@ -53,20 +55,18 @@ describe("bad input on the wire", () => {
       expect(resumed.exitCode).toBe(0);
       expect(errorsOf(resumed)).toEqual([]);
       const warnings = keeperWarnings(resumed);
-      expect(warnings.map((w) => w.message.split(" — ")[0])).toEqual(["context-keeper: restored the saved state with 3 problem(s)"]);
-      expect(warnings[0]!.message).toContain(`${CUSTOM_TYPE_FRONTIER} entry ${String(frontier2!.id)}: format version 2 is not readable by this version (1)`);
-      expect(warnings[0]!.message).toContain(`${CUSTOM_TYPE_SUMMARY} entry ${String(summary1.id)}`);
-      // What the newer frontier held is not lost: flush 2's summaries are re-proposed.
-      expect(warnings[0]!.message).toContain("flush 2 was torn");
+      expect(warnings.map((w) => w.message.split(" — ")[0])).toEqual(["context-keeper: restored the saved state with 2 problem(s)"]);
+      expect(warnings[0]!.message).toContain(`${CUSTOM_TYPE_FLUSH} entry ${String(flush2!.id)}: format version 3 is not readable by this version (1 or 2)`);
+      expect(warnings[0]!.message).toContain(`${CUSTOM_TYPE_FLUSH} entry ${String(flush1!.id)} (summaries.0)`);
       const view = resumed.notifications.find((n) => n.message.includes("saved state:"))!.message;
-      expect(view).toContain("format version 2");
+      expect(view).toContain("format version 3");
       // Pruning goes on: the last request shows stubs of every prompt, flushes were appended.
       const refs = stubRefs(resumed.mainRequests.at(-1)!.body.messages);
       expect(refs.length).toBeGreaterThan(3);
       // The cut line stays in the file, unreadable (Pi skips it and ends it with a newline before appending).
       const after = readEntriesLeniently(file);
       expect(after.unreadable).toBe(1);
-      expect(customOf(after.entries, CUSTOM_TYPE_FRONTIER).length).toBeGreaterThan(2);
+      expect(flushRecordsOf(after.entries).length).toBeGreaterThan(2);
       // Nothing else persisted is lost: every line before the cut one is still there, first.
       expect(after.entries.slice(0, intact.length).map((e) => e.id)).toEqual(intact);
     } finally {
@@ -161,7 +161,7 @@ describe("bad input on the wire", () => {
     // The summaries came from the session model instead, as the notice says.
     expect(run.sideRequests.length).toBeGreaterThan(0);
     expect([...new Set(run.sideRequests.map((r) => r.body.model))]).toEqual([BIG_WINDOW.id]);
-    expect(customOf(run.sessionEntries, CUSTOM_TYPE_SUMMARY).length).toBeGreaterThan(0);
+    expect(flushRecordsOf(run.sessionEntries).flatMap(({ record }) => record.summaries).length).toBeGreaterThan(0);
     expect(stubRefs(run.mainRequests.at(-1)!.body.messages).length).toBeGreaterThan(0);
     const notices = keeperWarnings(run).filter((n) => n.message.includes("no-such-model"));
     expect(notices).toHaveLength(1);

@@ -15,11 +15,11 @@
  * batches — needs stubs inside the current loop; it is recorded as a todo below.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { CUSTOM_TYPE_FRONTIER, CUSTOM_TYPE_SUMMARY } from "../../src/state/schema.ts";
+import { flushRecordsOf } from "../support/state/flush-entries.ts";
 import { createPiWorkspace, runPi, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
 import { STUB_HEAD, blocksOf, toolResultBlockText } from "./support/recall-wire.ts";
-import { analyze, bustIndices, customEntryTimes, firstRequestsAfterFlush } from "./support/wire-checks.ts";
+import { analyze, bustIndices, frontierEntryTimes, firstRequestsAfterFlush } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -60,11 +60,11 @@ describe("budget trigger on the wire", () => {
     const loopEnd = loop.at(-1)!.arrivedAtMs;
 
     // (1) flushes inside the loop: frontier entries written before the loop's last request.
-    const frontiers = customEntryTimes(run.sessionEntries, CUSTOM_TYPE_FRONTIER);
+    const frontiers = frontierEntryTimes(run.sessionEntries);
     const inLoop = frontiers.filter((t) => t >= loop[0]!.arrivedAtMs && t < loopEnd);
-    const summariesInLoop = run.sessionEntries.filter(
-      (e) => e.type === "custom" && e.customType === CUSTOM_TYPE_SUMMARY && Date.parse(String(e.timestamp)) < loopEnd,
-    );
+    const summariesInLoop = flushRecordsOf(run.sessionEntries)
+      .filter(({ entry }) => Date.parse(String(entry.timestamp)) < loopEnd)
+      .flatMap(({ record }) => record.summaries);
     // A budget flush needs a context of ≥ 8000 tokens (≈ 32 KB of output) and 2000 tokens of
     // growth since the last one; 27 steps of 4–16 KB outputs hold several of those.
     expect(inLoop.length).toBeGreaterThanOrEqual(2);

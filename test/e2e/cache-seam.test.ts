@@ -14,11 +14,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { flattenRequest } from "../../src/cache/flatten.ts";
 import { createCharRatioEstimator } from "../../src/cache/token-estimator.ts";
 import type { WireRequestBody } from "../../src/cache/wire-types.ts";
-import { CUSTOM_TYPE_FRONTIER } from "../../src/state/schema.ts";
 import type { RecordedRequest } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
-import { analyze, bustIndices, customEntryTimes, firstRequestsAfterFlush } from "./support/wire-checks.ts";
+import { analyze, bustIndices, frontierEntryTimes, firstRequestsAfterFlush } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -75,7 +74,7 @@ describe("cache seam on the wire", () => {
     expect(withSeam).toBeGreaterThan(0);
 
     const analyses = analyze(requests);
-    const flushes = customEntryTimes(run.sessionEntries, CUSTOM_TYPE_FRONTIER);
+    const flushes = frontierEntryTimes(run.sessionEntries);
     const afterFlush = firstRequestsAfterFlush(requests, flushes);
     const busts = bustIndices(analyses);
     // A bust only ever follows a flush, and at most one per user prompt.

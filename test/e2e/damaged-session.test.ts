@@ -5,13 +5,13 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
-import { CUSTOM_TYPE_RECALL } from "../../src/recall/recall-entries.ts";
-import { CUSTOM_TYPE_FRONTIER, CUSTOM_TYPE_STATS, CUSTOM_TYPE_SUMMARY } from "../../src/state/schema.ts";
+import type { FlushRecord } from "../../src/state/schema.ts";
+import { frontiersAlong } from "../support/state/flush-entries.ts";
 import { startFakeAnthropic } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace, type RunPiOptions } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
 import { assemblePages, humanPromptIndex, originalFromSession, recallExchanges, stubRefs } from "./support/recall-wire.ts";
-import { customOf, damageSession, RECALL_PROMPT, recallEntriesOf, recallScript } from "./support/session-damage.ts";
+import { damageSession, RECALL_PROMPT, recallEntriesOf, recallLinesOf, recallScript } from "./support/session-damage.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -51,8 +51,8 @@ describe("damaged session state on resume", () => {
       expect(view).toMatch(/could not write \d+ spill file\(s\) \((EEXIST|ENOTDIR)/);
 
       // Both resumed prompts' flushes committed: frontiers were appended and prompt 2's loop renders as stubs.
-      const frontiersBefore = customOf(first.sessionEntries, CUSTOM_TYPE_FRONTIER).length;
-      expect(customOf(resumed.sessionEntries, CUSTOM_TYPE_FRONTIER).length).toBeGreaterThanOrEqual(frontiersBefore + 2);
+      const frontiersBefore = frontiersAlong(first.sessionEntries).length;
+      expect(frontiersAlong(resumed.sessionEntries).length).toBeGreaterThanOrEqual(frontiersBefore + 2);
       const last = resumed.mainRequests.at(-1)!.body.messages;
       const refs = stubRefs(last);
       const p2Ids = new Set(resumed.prompts[0]!.requests.flatMap((r) => r.response?.toolCalls?.map((c) => c.id) ?? []));
@@ -76,18 +76,19 @@ describe("damaged session state on resume", () => {
     const common: Partial<RunPiOptions> = { server, mode: "rpc", model: BIG_WINDOW, contextKeeper: KEEPER, timeoutMs: 60_000 };
     try {
       const first = await runPi({ ...common, workspace, prompts: [scenario.prompts[0]!, scenario.prompts[1]!] } as RunPiOptions);
-      const recallLines = customOf(first.sessionEntries, CUSTOM_TYPE_RECALL);
+      const recallLines = recallLinesOf(first.sessionEntries);
       expect(recallLines.length).toBeGreaterThanOrEqual(2);
-      // The damage: the first flush's recall entry is gone (a foreign type now), and one
+      // The damage: the first flush's recall delta is gone (the rest of its entry kept), and one
       // occurrence of the last one has a wrong field.
       const [lostId, badId] = [recallLines[0]!.id, recallLines.at(-1)!.id];
+      const lostKeys = Object.keys((recallLines[0]!.data as FlushRecord).recall!.entries);
       let badKey = "";
       damageSession(first.sessionFile!, (e) => {
-        if (e.id === lostId) return { ...e, customType: "someone-else/unrelated" };
+        if (e.id === lostId) return { ...e, data: { ...(e.data as FlushRecord), recall: undefined } };
         if (e.id !== badId) return e;
-        const data = structuredClone(e.data) as { entries: Record<string, { bytes: unknown }> };
-        badKey = Object.keys(data.entries)[0]!;
-        data.entries[badKey]!.bytes = "many";
+        const data = structuredClone(e.data) as { recall: { entries: Record<string, { bytes: unknown }> } };
+        badKey = Object.keys(data.recall.entries)[0]!;
+        data.recall.entries[badKey]!.bytes = "many";
         return { ...e, data };
       });
 
@@ -101,7 +102,6 @@ describe("damaged session state on resume", () => {
       const requests = resumed.mainRequests;
       const refs = stubRefs(requests[0]!.body.messages, humanPromptIndex(requests[0]!.body.messages));
       expect(refs.length).toBeGreaterThanOrEqual(4);
-      const lostKeys = Object.keys((recallLines[0]!.data as { entries: Record<string, unknown> }).entries);
       expect(refs.filter((r) => lostKeys.includes(r)).length).toBeGreaterThan(0);
       expect(refs).toContain(badKey);
       const exchanges = recallExchanges(requests.at(-1)!.body.messages);
@@ -114,21 +114,27 @@ describe("damaged session state on resume", () => {
     }
   }, 120_000);
 
-  test("a torn flush (its summaries landed, its frontier and stats did not): named once, applied at the next flush, shown in /keeper", async () => {
+  test("a damaged flush entry (its summaries read, its frontier and stats do not): named once, applied at the next flush, shown in /keeper", async () => {
     const workspace = createPiWorkspace(scenario.files);
     workspaces.push(workspace);
     const server = startFakeAnthropic({ script: [...p1, ...p2, ...p3, { text: "All done." }], idNonce: "torn" });
     const common: Partial<RunPiOptions> = { server, mode: "rpc", model: BIG_WINDOW, contextKeeper: KEEPER, timeoutMs: 60_000 };
     try {
       const first = await runPi({ ...common, workspace, prompts: [scenario.prompts[0]!, scenario.prompts[1]!] } as RunPiOptions);
-      const frontiers = customOf(first.sessionEntries, CUSTOM_TYPE_FRONTIER);
-      const lastSeq = (frontiers.at(-1)!.data as { flushSeq: number }).flushSeq;
-      const torn = customOf(first.sessionEntries, CUSTOM_TYPE_SUMMARY).filter((e) => (e.data as { flushSeq: number }).flushSeq === lastSeq);
+      const { entry: lastFlush, frontier } = frontiersAlong(first.sessionEntries).at(-1)!;
+      const lastSeq = frontier.flushSeq;
+      const torn = (lastFlush.data as FlushRecord).summaries.filter((r) => r.flushSeq === lastSeq);
       expect(torn.length).toBeGreaterThan(0);
-      const tornKeys = torn.flatMap((e) => (e.data as { coveredKeys: string[] }).coveredKeys);
-      // The damage: the last flush's frontier and stats never landed (foreign entries now; Pi's tree stays whole).
-      const lost = new Set([frontiers.at(-1)!.id, customOf(first.sessionEntries, CUSTOM_TYPE_STATS).at(-1)!.id]);
-      damageSession(first.sessionFile!, (e) => (lost.has(e.id) ? { ...e, customType: "someone-else/unrelated" } : e));
+      const tornKeys = torn.flatMap((r) => r.coveredKeys);
+      // The damage: the last flush entry's frontier (delta or checkpoint) is unreadable and its stats are gone.
+      damageSession(first.sessionFile!, (e) => {
+        if (e.id !== lastFlush.id) return e;
+        const data = structuredClone(e.data) as Record<string, unknown>;
+        const part = data.frontier ? "frontier" : "frontierDelta";
+        data[part] = { ...(data[part] as object), flushSeq: "lost" };
+        delete data.stats;
+        return { ...e, data };
+      });
 
       const resumed = await runPi({ ...common, resume: workspace, prompts: [scenario.prompts[2]!, "/keeper", "Anything left?"] } as RunPiOptions);
       expect(resumed.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);

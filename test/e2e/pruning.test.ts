@@ -3,10 +3,9 @@
  * server, compared with bare pi on the same script in the same workspace.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { CUSTOM_TYPE_FRONTIER } from "../../src/state/schema.ts";
 import { createPiWorkspace, runPi, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
-import { analyze, bustIndices, customEntryTimes, firstRequestsAfterFlush, messagesChars, withoutCacheControl } from "./support/wire-checks.ts";
+import { analyze, bustIndices, frontierEntryTimes, firstRequestsAfterFlush, messagesChars, withoutCacheControl } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -31,7 +30,7 @@ describe("pruning on the wire", () => {
     expect(scenario.stepsByPrompt.every((s) => s.length >= 11)).toBe(true);
 
     const analyses = analyze(keep.mainRequests);
-    const flushes = customEntryTimes(keep.sessionEntries, CUSTOM_TYPE_FRONTIER);
+    const flushes = frontierEntryTimes(keep.sessionEntries);
     expect(flushes.length).toBeGreaterThanOrEqual(2);
     const afterFlush = firstRequestsAfterFlush(keep.mainRequests, flushes);
     const busts = bustIndices(analyses);

@@ -8,7 +8,7 @@
  * together, must equal the originals in the session file byte for byte.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { CUSTOM_TYPE_RECALL } from "../../src/recall/recall-entries.ts";
+import { recallDeltasOf } from "../support/state/flush-entries.ts";
 import type { MainScript, MainStep, ScriptedToolCall } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace, type RpcRecord, type RpcStep } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
@@ -137,9 +137,7 @@ describe("keeper_recall on the wire", () => {
     expect([...pagesPerRef.values()].some((n) => n >= 3)).toBe(true);
     // Every stub ref has a recall index entry persisted in the session file.
     const indexed = new Set(
-      run.sessionEntries
-        .filter((e) => e.type === "custom" && e.customType === CUSTOM_TYPE_RECALL)
-        .flatMap((e) => Object.keys((e.data as { entries: Record<string, unknown> }).entries)),
+      recallDeltasOf(run.sessionEntries).flatMap((delta) => Object.keys(delta.entries)),
     );
     expect(refs.filter((r) => !indexed.has(r))).toEqual([]);
 

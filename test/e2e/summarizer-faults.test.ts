@@ -11,7 +11,7 @@
  * (its recall index entry in the session file); (e) must carry the model's text.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { CUSTOM_TYPE_RECALL } from "../../src/recall/recall-entries.ts";
+import { recallDeltasOf } from "../support/state/flush-entries.ts";
 import { SUMMARY_SYSTEM_PROMPT } from "../../src/summarize/summary-prompt.ts";
 import { startFakeAnthropic, systemText, type FakeAnthropic, type MainStep, type SideAnswer, type WireMessage, type WireRequest } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace, type RpcRecord, type RpcStep } from "../support/pi-runner.ts";
@@ -246,9 +246,7 @@ describe("model summarizer faults on the wire", () => {
 
     // Every stubbed original is in the recall index persisted in the session file.
     const indexed = new Set(
-      run.sessionEntries
-        .filter((e) => e.type === "custom" && e.customType === CUSTOM_TYPE_RECALL)
-        .flatMap((e) => Object.keys((e.data as { entries: Record<string, unknown> }).entries)),
+      recallDeltasOf(run.sessionEntries).flatMap((delta) => Object.keys(delta.entries)),
     );
     const refs = results.flat().flatMap((t) => (t.startsWith(STUB_HEAD) ? [/keeper_recall ref=(\S+?)[.:](?:\s|$)/.exec(t)![1]!] : []));
     expect(refs.length).toBeGreaterThanOrEqual(CASES.length * 2);

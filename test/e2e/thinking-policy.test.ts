@@ -4,7 +4,7 @@
  * keeps-all model it strips.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { CUSTOM_TYPE_FRONTIER } from "../../src/state/schema.ts";
+import { frontiersAlong } from "../support/state/flush-entries.ts";
 import { resolveThinkingPolicy } from "../../src/thinking/index.ts";
 import type { RecordedRequest } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, FAKE_PROVIDER, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
@@ -78,9 +78,9 @@ describe("thinking strip mode auto on the wire", () => {
     expect(rawBodies(autoPruned, maskRefTimes)).toEqual(rawBodies(offPruned, maskRefTimes));
     expect(rawBodies(autoPruned).join("")).toContain("[context-keeper] output pruned");
     // auto flushed as often as off, and persisted no boundary.
-    const frontiers = autoPruned.sessionEntries.filter((e) => e.type === "custom" && e.customType === CUSTOM_TYPE_FRONTIER);
+    const frontiers = frontiersAlong(autoPruned.sessionEntries).map(({ frontier }) => frontier);
     expect(frontiers.length).toBeGreaterThanOrEqual(2);
-    expect(frontiers.every((e) => (e.data as { thinkingStripBoundaryTimestamp?: number }).thinkingStripBoundaryTimestamp === undefined)).toBe(true);
+    expect(frontiers.every((f) => f.thinkingStripBoundaryTimestamp === undefined)).toBe(true);
 
     const bytes = (r: PiRunResult) => r.requests.reduce((n, q) => n + q.raw.length, 0);
     console.log(
@@ -100,9 +100,7 @@ describe("thinking strip mode auto on the wire", () => {
       timeoutMs: 30_000,
     });
     expect(run.requests.filter((q) => q.status !== 200).map((q) => q.errorMessage)).toEqual([]);
-    const boundaries = run.sessionEntries
-      .filter((e) => e.type === "custom" && e.customType === CUSTOM_TYPE_FRONTIER)
-      .map((e) => (e.data as { thinkingStripBoundaryTimestamp?: number }).thinkingStripBoundaryTimestamp);
+    const boundaries = frontiersAlong(run.sessionEntries).map(({ frontier }) => frontier.thinkingStripBoundaryTimestamp);
     expect(boundaries.some((b) => typeof b === "number")).toBe(true);
     // The flush after prompt 1 saw its n assistant messages (one per step) and kept the last 4;
     // the boundary stays there through prompt 2's loop, so its last request strips n - 4.

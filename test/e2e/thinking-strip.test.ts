@@ -8,11 +8,11 @@
  * request, only one boundary qualifies, so the stripped set cannot move between flushes.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { CUSTOM_TYPE_FRONTIER } from "../../src/state/schema.ts";
+import { frontiersAlong } from "../support/state/flush-entries.ts";
 import { startFakeAnthropic, type MainStep, type RecordedRequest, type WireMessage } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
-import { analyze, bustIndices, customEntryTimes, firstRequestsAfterFlush, withoutCacheControl } from "./support/wire-checks.ts";
+import { analyze, bustIndices, frontierEntryTimes, firstRequestsAfterFlush, withoutCacheControl } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -71,10 +71,9 @@ function sessionFacts(entries: PiRunResult["sessionEntries"]) {
       stamp.set(key, msg.timestamp);
       thinkingChars.set(key, blocks(msg).reduce((n, b) => n + (b.type === "thinking" ? String(b.thinking ?? "").length : 0), 0));
     }
-    if (e.type === "custom" && e.customType === CUSTOM_TYPE_FRONTIER) {
-      const d = e.data as { flushSeq: number; thinkingStripBoundaryTimestamp?: number };
-      frontiers.push({ at: Date.parse(String(e.timestamp)), flushSeq: d.flushSeq, boundary: d.thinkingStripBoundaryTimestamp });
-    }
+  }
+  for (const { entry, frontier } of frontiersAlong(entries)) {
+    frontiers.push({ at: Date.parse(String(entry.timestamp)), flushSeq: frontier.flushSeq, boundary: frontier.thinkingStripBoundaryTimestamp });
   }
   return { stamp, thinkingChars, frontiers };
 }
@@ -113,7 +112,7 @@ function checkFlushGatedStrip(run: PiRunResult): StripReport {
   const boundaryMoves = boundaries.filter((b, i) => b !== (i === 0 ? undefined : boundaries[i - 1])).length;
 
   // Every bust is the first request after a flush.
-  const flushTimes = customEntryTimes(run.sessionEntries, CUSTOM_TYPE_FRONTIER);
+  const flushTimes = frontierEntryTimes(run.sessionEntries);
   const afterFlush = firstRequestsAfterFlush(main, flushTimes);
   const busts = bustIndices(analyze(main));
   expect(busts.filter((i) => !afterFlush.has(i))).toEqual([]);

@@ -26,6 +26,7 @@ import { liveOccurrenceKeys } from "../../src/prune/occurrence.ts";
 import { restoreRecallIndex } from "../../src/recall/recall-entries.ts";
 import { emptyRecallIndex, type RecallIndex, type SpillWrite } from "../../src/recall/recall-index.ts";
 import { executeRecall, type RecallResult } from "../../src/recall/tool.ts";
+import { purgedArgumentsOnlyKeys } from "../../src/recall/pruned-calls.ts";
 import type { ContextMessage } from "../../src/session/messages.ts";
 import type { KeeperSettings } from "../../src/settings/schema.ts";
 import { dropStateOutsideContext } from "../../src/state/drop-outside-context.ts";
@@ -161,6 +162,9 @@ export function restore(input: { branchEntries: readonly unknown[]; context: rea
   };
 }
 
+/** Refs whose purged arguments (not their output) the render hides: recall brings back the arguments. */
+export const argumentsOnlyRefs = (state: EngineState): ReadonlySet<string> => purgedArgumentsOnlyKeys(state.keeper);
+
 /** `session_compact`: forget what left the context. */
 export function afterCompaction(state: EngineState, context: readonly ContextMessage[]): EngineState {
   return { ...state, keeper: dropStateOutsideContext(state.keeper, liveOccurrenceKeys(context)) };
@@ -180,6 +184,7 @@ export function recall(input: {
     store: input.state.recall,
     branchMessages: input.branchMessages,
     readSpill: input.readSpill,
+    purgedArguments: purgedArgumentsOnlyKeys(input.state.keeper),
   });
 }
 

@@ -46,11 +46,13 @@ async function readAll(ref: string, length: number, pageChars: number, recall: R
   return { text: got };
 }
 
-function originalsOf(messages: readonly ContextMessage[]): Map<string, string> {
+/** What each ref stands for: the output, or the arguments (JSON) of a call whose ref names only its purged arguments. */
+function originalsOf(messages: readonly ContextMessage[], argumentsOnly: ReadonlySet<string> = new Set()): Map<string, string> {
   const out = new Map<string, string>();
   for (const call of pairToolCalls(messages).calls) {
     const result = call.resultIndex === undefined ? undefined : messages[call.resultIndex];
-    if (result && isToolResult(result)) out.set(call.key, toolResultText(result));
+    if (!result || !isToolResult(result)) continue;
+    out.set(call.key, argumentsOnly.has(call.key) ? JSON.stringify(call.arguments) : toolResultText(result));
   }
   return out;
 }
@@ -96,19 +98,21 @@ export async function checkRecovery(input: {
   seen?: Set<string>;
   /** Originals of at least this many UTF-8 bytes must have a side file (`recall.spillThresholdBytes`). */
   spill?: { thresholdBytes: number; isSpilled: (ref: string) => boolean; strict?: boolean };
+  /** Refs that stand for purged arguments, not an output (the state's `purgedArgumentsOnlyKeys`). */
+  argumentsOnly?: ReadonlySet<string>;
   recall: Recall;
 }): Promise<string | undefined> {
   const untouched = new Set(input.raw);
   const text = JSON.stringify(input.rendered.filter((m) => !untouched.has(m)));
   if (!text.includes("ref=")) return undefined;
-  for (const [key, original] of originalsOf(input.branchMessages)) {
+  for (const [key, original] of originalsOf(input.branchMessages, input.argumentsOnly)) {
     if (!offersRef(text, key)) continue;
     input.tally.offered.add(key);
     input.seen?.add(key);
     const got = await readAll(key, original.length, input.pageChars, input.recall);
     if ("error" in got) return `ref=${key}: ${got.error}`;
     if (got.text !== original) return `ref=${key}: recalled ${got.text.length} chars, the original has ${original.length} (not byte-exact)`;
-    if (input.spill && Buffer.byteLength(original, "utf8") >= input.spill.thresholdBytes && !input.spill.isSpilled(key)) {
+    if (input.spill && !input.argumentsOnly?.has(key) && Buffer.byteLength(original, "utf8") >= input.spill.thresholdBytes && !input.spill.isSpilled(key)) {
       // Known open (doc/fuzzing.md): the cold re-plan indexes without spilling. Counted; a violation under FUZZ_STRICT_SPILL=1.
       input.tally.unspilled.add(key);
       if (input.spill.strict) return `ref=${key}: ${Buffer.byteLength(original, "utf8")} bytes, at or above the spill threshold ${input.spill.thresholdBytes}, but no side file was written`;

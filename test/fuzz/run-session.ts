@@ -142,6 +142,7 @@ class Runner {
       tally: this.tally,
       seen: this.offeredHere,
       spill: { thresholdBytes: this.settings.recall.spillThresholdBytes, isSpilled: (ref) => engine.isSpilled(this.state, ref), strict: this.options.strictSpill === true },
+      argumentsOnly: engine.argumentsOnlyRefs(this.state),
       recall: this.recallOver(this.pi.branchMessages()),
     });
     if (failure) {

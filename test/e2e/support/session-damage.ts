@@ -1,13 +1,14 @@
 /** Damaging a session file the way crashes and bugs do, and a recall script, for the e2e tests of bad input. */
 import { readFileSync, writeFileSync } from "node:fs";
-import { CUSTOM_TYPE_RECALL } from "../../../src/recall/recall-entries.ts";
+import { CUSTOM_TYPE_FLUSH, type FlushRecord } from "../../../src/state/schema.ts";
 import type { MainScript, MainStep, ScriptedToolCall } from "../../support/fake-anthropic/index.ts";
 import { humanPromptIndex, humanPromptText, pendingOffsets, recallExchanges, stubRefs } from "./recall-wire.ts";
 
 export type Entry = Record<string, unknown>;
 export const customOf = (entries: Entry[], customType: string) => entries.filter((e) => e.type === "custom" && e.customType === customType);
-export const recallEntriesOf = (entries: Entry[]) =>
-  customOf(entries, CUSTOM_TYPE_RECALL).flatMap((e) => Object.values((e.data as { entries: Record<string, { spillPath?: string; bytes: number }> }).entries));
+/** The flush entries that carry a recall delta, in order. */
+export const recallLinesOf = (entries: Entry[]) => customOf(entries, CUSTOM_TYPE_FLUSH).filter((e) => (e.data as FlushRecord).recall !== undefined);
+export const recallEntriesOf = (entries: Entry[]) => recallLinesOf(entries).flatMap((e) => Object.values((e.data as FlushRecord).recall!.entries));
 
 /** Rewrites the session file line by line (ids and parent ids kept, so Pi's tree stays whole). */
 export function damageSession(file: string, edit: (entry: Entry, index: number) => Entry): void {

@@ -2,6 +2,7 @@
 import { analyzeRun, type RequestAnalysis } from "../../../src/cache/analyzer.ts";
 import type { TimedRequest, WireRequestBody } from "../../../src/cache/wire-types.ts";
 import type { RecordedRequest } from "../../support/fake-anthropic/index.ts";
+import { frontiersAlong } from "../../support/state/flush-entries.ts";
 
 export function analyze(requests: RecordedRequest[]): RequestAnalysis[] {
   const timed: TimedRequest[] = requests.map((r) => ({ body: r.body as unknown as WireRequestBody, timestamp: r.arrivedAtMs }));
@@ -12,15 +13,13 @@ export function bustIndices(analyses: RequestAnalysis[]): number[] {
   return analyses.flatMap((a, i) => (a.bust ? [i] : []));
 }
 
-/** Arrival times (ms) of session entries of one custom type. */
-export function customEntryTimes(entries: Array<Record<string, unknown>>, customType: string): number[] {
-  return entries
-    .filter((e) => e.type === "custom" && e.customType === customType)
-    .map((e) => Date.parse(String(e.timestamp)));
+/** Arrival times (ms) of the flush entries that moved the frontier (a delta or a checkpoint). */
+export function frontierEntryTimes(entries: Array<Record<string, unknown>>): number[] {
+  return frontiersAlong(entries).map(({ entry }) => Date.parse(String(entry.timestamp)));
 }
 
 /**
- * Requests that are the first after at least one flush was persisted (a frontier entry
+ * Requests that are the first after at least one flush was persisted (a flush entry
  * written after the previous request arrived and before this one).
  */
 export function firstRequestsAfterFlush(requests: RecordedRequest[], flushTimes: number[]): Set<number> {
