@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { ContextMessage } from "../session/messages.ts";
-import { CUSTOM_TYPE_FRONTIER } from "../state/schema.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 import { createKeeperHost } from "./keeper-host.ts";
 import { withAgentDir } from "../../test/support/host/agent-dir.ts";
+import { frontiersAlong } from "../../test/support/state/flush-entries.ts";
 
 const big = (tag: string) => Array.from({ length: 200 }, (_, i) => `${tag} row ${i}`.padEnd(39, ".")).join("\n");
 
@@ -53,7 +53,7 @@ function fixture() {
   say(assistant([text("read")], 10));
   say(user("next", 11));
   say(assistant([text("done")], 12));
-  const lastFrontier = () => entries.filter((e) => e.customType === CUSTOM_TYPE_FRONTIER).at(-1)?.data as { compressedChains: unknown[]; stubbedKeys: string[] } | undefined;
+  const lastFrontier = () => frontiersAlong(entries).at(-1)?.frontier;
   return { host, ctx, lastFrontier };
 }
 
