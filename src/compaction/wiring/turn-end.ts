@@ -9,7 +9,7 @@ import type { InvalidationReason } from "../job-reducer.ts";
 import { markedDetails } from "../persistence.ts";
 import { enterHook } from "./activity.ts";
 import { readyJob, type RegistrationContext } from "./context.ts";
-import { confirmDraft, rejectReady, validateReady } from "./ready-handoff.ts";
+import { confirmDraft, handoffResult, rejectReady, validateReady } from "./ready-handoff.ts";
 
 export function registerTurnEndHook(rc: RegistrationContext): void {
   const { controller: c, emit } = rc;
@@ -22,12 +22,14 @@ export function registerTurnEndHook(rc: RegistrationContext): void {
     // Only a completed turn: an aborted or failed one may be followed by Pi's own recovery
     // (or by shutdown), and the job stays ready for agent_end / the next boundary.
     if (ready && !ready.handoff && event.outcome === "completed" && !event.entries.some((e) => e.type === "compaction")) {
-      const verdict = validateReady(rc, { ctx, ready, branch: ctx.sessionManager.getBranch(), settings: rc.options.getCompactionSettings(ctx) });
+      const live = { ready, branch: ctx.sessionManager.getBranch(), settings: rc.options.getCompactionSettings(ctx) };
+      const verdict = validateReady(rc, { ctx, ...live });
       if (verdict.ok) {
         const jobId = ready.job.jobId;
+        const result = handoffResult(rc, live);
         c.dispatch({ type: "handed_off", jobId, via: "turn_end_draft" });
         emit({ kind: "apply", jobId, path: "turn_end_draft", outcome: "handed_off" });
-        const draft = { type: "compaction" as const, summary: ready.result.summary, firstKeptEntryId: ready.result.firstKeptEntryId, details: markedDetails(ready.job, ready.result.details), usage: ready.result.usage as never };
+        const draft = { type: "compaction" as const, summary: result.summary, firstKeptEntryId: result.firstKeptEntryId, details: markedDetails(ready.job, result.details), usage: result.usage as never };
         return { entries: [...event.entries, draft] };
       }
       rejectReady(rc, { jobId: ready.job.jobId, path: "turn_end_draft", reason: verdict.reason });
