@@ -4,7 +4,7 @@
  */
 import type { ExtensionContext, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { adaptiveStartTokens, recordTurn } from "../adaptive-start.ts";
-import { isInStartWindow } from "../config.ts";
+import { isInStartWindow, startWindowBounds } from "../config.ts";
 import type { InvalidationReason } from "../job-reducer.ts";
 import { markedDetails } from "../persistence.ts";
 import { enterHook } from "./activity.ts";
@@ -47,7 +47,8 @@ export function registerTurnEndHook(rc: RegistrationContext): void {
  * own `compaction.enabled: false` means no automatic start (the command still starts one).
  */
 function maybeStart(rc: RegistrationContext, ctx: ExtensionContext, supersede?: InvalidationReason): void {
-  const { config, emit, state } = rc;
+  const { config, controller: c, emit, state } = rc;
+  c.noteStartWindow(undefined);
   if (!config.enabled) return;
   const usage = ctx.getContextUsage();
   if (!usage || usage.tokens === null) return emit({ kind: "skipped", reason: "no_usage" });
@@ -62,8 +63,13 @@ function maybeStart(rc: RegistrationContext, ctx: ExtensionContext, supersede?: 
     keepRecentTokens: settings.keepRecentTokens,
     configuredStart,
   });
-  const inWindow = isInStartWindow({ tokens: usage.tokens, contextWindow: usage.contextWindow, startRatio: config.startRatio, reserveTokens: settings.reserveTokens, startTokens });
-  if (!inWindow) return emit({ kind: "skipped", reason: "not_in_window" });
-  const outcome = rc.controller.start(ctx, { manual: false, supersede });
-  if (!outcome.started) emit({ kind: "skipped", reason: outcome.reason });
+  const window = { tokens: usage.tokens, contextWindow: usage.contextWindow, startRatio: config.startRatio, reserveTokens: settings.reserveTokens, startTokens };
+  // The pruning side holds its budget flush inside this window (`cooperation.ts`).
+  c.noteStartWindow(startWindowBounds(window));
+  if (!isInStartWindow(window)) return emit({ kind: "skipped", reason: "not_in_window" });
+  const outcome = c.start(ctx, { manual: false, supersede });
+  if (outcome.started) return;
+  // A start that cannot happen must not hold the budget flush at every turn.
+  if (outcome.reason !== "busy") c.noteStartWindow(undefined);
+  emit({ kind: "skipped", reason: outcome.reason });
 }
