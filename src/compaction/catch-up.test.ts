@@ -5,7 +5,7 @@ import { opArb } from "../../test/support/compaction/build-op-arb.ts";
 import { SessionBuilder } from "../../test/support/compaction/session-builder.ts";
 import { TURN } from "../../test/support/compaction/wiring-setup.ts";
 import { piCompactionPrimitives } from "../host/compaction-runtime.ts";
-import { catchUpResult, DIGEST_HEADING, digestLines, fileTags } from "./catch-up.ts";
+import { catchUpResult, DIGEST_HEADING, DIGEST_MAX_LINES, digestLines, fileTags } from "./catch-up.ts";
 import type { ReadyCompaction } from "./job-reducer.ts";
 import { prepareCompaction } from "./prepare.ts";
 import type { SessionEntry } from "./primitives.ts";
@@ -70,6 +70,19 @@ describe("catchUpResult", () => {
     expect(caught.result.summary.startsWith(`mine\n\n---\n\n${DIGEST_HEADING}\n\n- `)).toBe(true);
     expect(caught.result.summary).toContain("\n- user: u");
     expect(caught.result.details).toEqual({ mine: true });
+  });
+
+  test("a long gap keeps the newest DIGEST_MAX_LINES digest lines and says how many were left out", () => {
+    const builder = new SessionBuilder().applyAll([...TURN, ...TURN, ...TURN, ...TURN]);
+    const result = piStyleResult(builder.sm.getBranch());
+    for (let i = 0; i < 150; i++) builder.applyAll([{ op: "user", chars: 100 }, { op: "tool_loop", tool: "read", path: `f${i}.ts`, resultChars: 400 }, { op: "reply", chars: 100 }]);
+    const caught = catchUpResult({ branch: builder.sm.getBranch(), result, settings, primitives: piCompactionPrimitives });
+    const digest = caught.result.summary.split(`${DIGEST_HEADING}\n\n`)[1].split("\n\n<read-files>")[0].split("\n");
+    expect(caught.gapMessages).toBeGreaterThan(DIGEST_MAX_LINES);
+    expect(digest).toHaveLength(DIGEST_MAX_LINES + 1);
+    expect(digest[0]).toMatch(/^- \(\d+ earlier lines of the digest left out\)$/);
+    // The file tags still list every file of the gap, the left-out lines' included.
+    expect(caught.result.details).toMatchObject({ readFiles: expect.arrayContaining(["f0.ts", "f100.ts", "src/a.ts"]) });
   });
 
   test("digest lines: text cut short, tool errors with their first line", () => {

@@ -7,7 +7,7 @@
  * `catchUpResult` moves the cut to where Pi would cut now and covers the gap between the two
  * cuts with a short extractive digest (no model call, so no wait): each message of the gap as
  * one line (user and assistant text cut short, tool calls with their arguments, tool results
- * with their status and size). The file tags Pi appends are extended with the gap's files.
+ * with their status and size), the newest `DIGEST_MAX_LINES` of them. The file tags Pi appends are extended with the gap's files.
  * The next compaction's model summary merges the digest like any previous summary.
  * Pure: the branch, the ready result, the settings and Pi's helpers in; a result out.
  */
@@ -20,6 +20,8 @@ export const DIGEST_TEXT_CHARS = 300;
 /** Tool-call argument values longer than this are cut. */
 export const DIGEST_ARG_CHARS = 120;
 export const DIGEST_HEADING = "**Progress after the summary (extractive digest):**";
+/** At most this many digest lines (the newest); a longer gap says how many earlier lines were left out. */
+export const DIGEST_MAX_LINES = 400;
 
 export interface CatchUpInput {
   branch: SessionEntry[];
@@ -39,7 +41,7 @@ export function catchUpResult(input: CatchUpInput): CatchUp {
   const { branch, result, settings, primitives } = input;
   const cut = catchUpCut(branch, result.firstKeptEntryId, settings.keepRecentTokens, primitives);
   if (!cut || cut.gapMessages.length === 0) return { result, gapMessages: 0 };
-  const lines = cut.gapMessages.flatMap(digestLines);
+  const lines = capLines(cut.gapMessages.flatMap(digestLines));
   const files = extendFileLists(result, cut.gapMessages);
   const body = files ? result.summary.slice(0, result.summary.length - files.oldTags.length) : result.summary;
   const summary = `${body}\n\n---\n\n${DIGEST_HEADING}\n\n${lines.join("\n")}${files ? files.newTags : ""}`;
@@ -49,6 +51,11 @@ export function catchUpResult(input: CatchUpInput): CatchUp {
     movedFrom: result.firstKeptEntryId,
     gapMessages: cut.gapMessages.length,
   };
+}
+
+function capLines(lines: string[]): string[] {
+  if (lines.length <= DIGEST_MAX_LINES) return lines;
+  return [`- (${lines.length - DIGEST_MAX_LINES} earlier lines of the digest left out)`, ...lines.slice(-DIGEST_MAX_LINES)];
 }
 
 function cutText(text: string, max: number): string {
