@@ -207,13 +207,28 @@ describe("races and invalidation", () => {
     await startJob(host);
     finish(0);
     await flush();
-    // Grow the raw tail so the preview exceeds window - reserve (90k tokens = 360k chars).
-    for (let i = 0; i < 4; i++) builder.apply({ op: "user", chars: 100_000 });
+    // A message so large that even caught up to Pi's cut (which keeps it whole) the context after
+    // the apply exceeds window - reserve (90k tokens = 360k chars).
+    builder.apply({ op: "user", chars: 380_000 });
     await host.turnEnd();
     expect(host.events).toContainEqual({ kind: "apply", jobId: "job-1", path: "turn_end_draft", outcome: "rejected", reason: "too_large" });
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "transition", jobId: "job-2", from: "stale", to: "pending", cause: "superseded", reason: "superseded" }));
     expect(runs).toHaveLength(2);
     expect(host.sm.getBranch().some((e) => e.type === "compaction")).toBe(false);
+  });
+
+  test("the size check measures the job as it will be applied: a tail too large for the job's own cut, caught up, fits", async () => {
+    const { host, builder, finish } = setup({ contextWindow: 100_000 });
+    await startJob(host);
+    finish(0);
+    await flush();
+    // 100k tokens appended after the snapshot: over window - reserve from the job's cut, not from Pi's.
+    for (let i = 0; i < 4; i++) builder.apply({ op: "user", chars: 100_000 });
+    const lastMessage = host.sm.getLeafId(); // Pi's cut keeps it whole (25k tokens > keep)
+    const r = await host.turnEnd();
+    expect(host.events.some((e) => e.kind === "apply" && e.outcome === "rejected")).toBe(false);
+    expect(host.events).toContainEqual(expect.objectContaining({ kind: "catch_up", jobId: "job-1" }));
+    expect(r.entries.at(-1)).toMatchObject({ type: "compaction", firstKeptEntryId: lastMessage });
   });
 
   test("another extension's compaction is never claimed", async () => {

@@ -21,9 +21,11 @@ export interface ValidateReadyInput {
   customInstructions?: string;
 }
 
+/** The checks of `validate.ts` on the job as computed; the size check on the result as it will be applied (caught up). */
 export function validateReady(rc: RegistrationContext, input: ValidateReadyInput) {
   const { ctx, ready, branch, settings, customInstructions } = input;
-  return validateAgainstLive({ ctx, snapshot: ready.job, result: ready.result, branch, settings, thinkingLevel: thinkingOf(rc, ctx), customInstructions, primitives: rc.options.primitives, sentContext: rc.options.sentContext });
+  const applied = catchUpResult({ branch, result: ready.result, settings, primitives: rc.options.primitives }).result;
+  return validateAgainstLive({ ctx, snapshot: ready.job, result: ready.result, applied, branch, settings, thinkingLevel: thinkingOf(rc, ctx), customInstructions, primitives: rc.options.primitives, sentContext: rc.options.sentContext });
 }
 
 /**
