@@ -43,7 +43,7 @@ async function run(arm: "keeper" | "bare", delayMs: number): Promise<Run> {
  * startup. With fast answers it is bounded by physics, not by the code: the job starts at the
  * adaptive floor (keep + reserve = 36,384 tokens) and Pi's threshold (93,616) comes ~23 turns
  * later, so the wait is 2 s minus 23 turns (~0.6 s at 25 ms a turn, ~1.2 s at 50 ms), plus the
- * apply (~0.03–0.2 s). With pruning on the keeper's turns take 35–45 ms: 0.98–1.31 s seen in six
+ * apply (~0.03–0.2 s). With pruning on the keeper's turns take 35–45 ms: 0.98–1.31 s seen in five
  * runs on the shared 2-core machine. The 1.5 s bound is the issue's, not a loosened one.
  */
 const STALL_BOUND_MS: Record<number, number> = { 0: 1_500, 500: 500 };
