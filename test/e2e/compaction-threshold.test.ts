@@ -74,7 +74,7 @@ describe("no synchronous fallback while a job is in flight (110k window, 2 s sum
       // asserted with the keeper's defaults in compaction-cooperation.test.ts. Here, pruning off,
       // fast answers run ~20 ms a turn: the job starts at the adaptive floor (36,384 tokens) and Pi's
       // threshold comes 23 turns (~0.5 s) later, so the bounded wait is what is left of the 2 s
-      // summary, about 1.5 s (1,489–1,509 ms seen): physics, not a fallback. The guard is half of
+      // summary, about 1.5 s (waits of 1,335–1,500 ms seen): physics, not a fallback. The guard is half of
       // bare Pi's synchronous stall; the figure itself is printed above.
       expect(extStall).toBeLessThan(delayMs === 0 ? bareStall / 2 : 500);
       console.log(`[compaction-threshold] ${delayMs} ms answers: extension/bare cost ${(wireCost(ext.requests) / wireCost(bare.requests)).toFixed(3)}×`);
