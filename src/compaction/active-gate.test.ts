@@ -32,6 +32,18 @@ describe("isActive", () => {
     expect(host.events).toHaveLength(0);
   });
 
+  test("turned off: the start window the pruning side reads is cleared (its budget flush is not held)", async () => {
+    const { host, gate } = setup();
+    gate.on = true;
+    host.idle = false;
+    host.tokens = 40_000; // below the window: no job, but the window is known
+    await host.turnEnd();
+    expect(host.controller.outlook().startWindow).toEqual({ lower: 50_000, upper: 90_000 });
+    gate.on = false;
+    await host.turnEnd();
+    expect(host.controller.outlook()).toEqual({ job: "none", handoffs: 0 });
+  });
+
   test("inactive: the command says it is disabled and starts nothing", async () => {
     const { host, runs } = setup();
     await host.commands.get("async-compact-now")!("", host.ctx());

@@ -29,7 +29,7 @@ describe("pace", () => {
 });
 
 describe("adaptiveStartTokens", () => {
-  // Pi's threshold 93,616; floor max(36,384, (93,616 + 20,000) / 2 = 56,808) = 56,808.
+  // Pi's threshold 93,616; floor keep + reserve = 36,384.
   const settings = { contextWindow: 110_000, reserveTokens: 16_384, keepRecentTokens: 20_000, configuredStart: 88_000 };
 
   test("no growth observed: the configured start", () => {
@@ -48,11 +48,13 @@ describe("adaptiveStartTokens", () => {
   });
 
   test("fast growth: not below the floor, so compactions do not cascade", () => {
-    // 24 tokens/ms, 2 s summaries: lead 60,000 → 33,616, floored at 56,808.
+    // 24 tokens/ms, 2 s summaries: lead 60,000 → 33,616, floored at 36,384.
     const pace = paceOf([[0, 30_000], [100, 32_400], [200, 34_800]], [2_000]);
-    expect(adaptiveStartTokens({ ...settings, pace })).toBe(56_808);
+    expect(adaptiveStartTokens({ ...settings, pace })).toBe(36_384);
+    // 20 tokens/ms: lead 50,000 → 43,616, above the floor.
+    expect(adaptiveStartTokens({ ...settings, pace: paceOf([[0, 30_000], [100, 32_000]], [2_000]) })).toBe(43_616);
     // A configured start below the floor is kept.
-    expect(adaptiveStartTokens({ ...settings, configuredStart: 55_000, pace })).toBe(55_000);
+    expect(adaptiveStartTokens({ ...settings, configuredStart: 30_000, pace })).toBe(30_000);
   });
 
   test("an empty configured window stays empty", () => {
@@ -72,7 +74,7 @@ describe("adaptiveStartTokens", () => {
           const samples = steps.map(([dt, dTok]) => [(at += dt), (tokens += dTok)] as [number, number]);
           const start = adaptiveStartTokens({ ...settings, configuredStart, pace: paceOf(samples, latencies) });
           expect(start).toBeLessThanOrEqual(configuredStart);
-          expect(start).toBeGreaterThanOrEqual(Math.min(configuredStart, 56_808));
+          expect(start).toBeGreaterThanOrEqual(Math.min(configuredStart, 36_384));
         },
       ),
     );

@@ -70,18 +70,24 @@ export interface AdaptiveStartInput {
 /**
  * Tokens above which a job starts: the configured start, moved earlier by the expected lead
  * (growth rate × expected latency × safety) before Pi's threshold, but never below the floor
- * `max(keep + reserve, (threshold + keep) / 2)`. A job started at S summarizes up to
- * S − keep; applied near the threshold it leaves about threshold − S + keep. Below
- * `keep + reserve` that is over the threshold again; below `(threshold + keep) / 2` it is over S,
- * so the next job would start at once and the compactions cascade (each a full cache rewrite
- * covering little).
+ * `keep + reserve`. A job started at S summarizes up to S − keep; when it is applied later its
+ * cut is caught up to Pi's cut then (`catch-up.ts`), so the context after the apply is about
+ * keep + summary, whenever the job started. Starting at or below keep + reserve would summarize
+ * less than a reserve's worth of new history, and the context after the apply (keep, the
+ * summary and its digest) could already be over the start: the compactions would cascade, each
+ * a full cache rewrite covering little.
  */
 export function adaptiveStartTokens(input: AdaptiveStartInput): number {
   const threshold = input.contextWindow - input.reserveTokens;
   // An empty configured window (START_RATIO 1, or a reserve larger than the gap) stays empty.
   if (input.configuredStart >= threshold) return input.configuredStart;
   const lead = growthPerMs(input.pace) * expectedLatencyMs(input.pace) * LEAD_SAFETY;
-  const floor = Math.max(input.keepRecentTokens + input.reserveTokens, Math.ceil((threshold + input.keepRecentTokens) / 2));
+  const floor = startFloor(input);
   const early = Math.max(floor, Math.floor(threshold - lead));
   return Math.min(input.configuredStart, early);
+}
+
+/** The earliest adaptive start: keep + reserve (see `adaptiveStartTokens`). */
+export function startFloor(input: Pick<AdaptiveStartInput, "keepRecentTokens" | "reserveTokens">): number {
+  return input.keepRecentTokens + input.reserveTokens;
 }

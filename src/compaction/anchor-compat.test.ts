@@ -83,9 +83,13 @@ describe("pi-async-compaction adapters", () => {
     await flush();
     expect(host.state().kind).toBe("ready");
     builder.applyAll(TURN); // the loop went on: kept raw after the snapshot
+    const piCut = prepareCompaction(builder.sm.getBranch(), host.settings, piCompactionPrimitives)!.firstKeptEntryId;
+    expect(piCut).not.toBe(anchor.runs[0].prepared.firstKeptEntryId);
     const r = await host.turnEnd();
     const [draft] = r.entries;
-    expect(draft).toMatchObject({ type: "compaction", summary: "anchor-style summary", firstKeptEntryId: anchor.runs[0].prepared.firstKeptEntryId });
+    // Caught up to Pi's cut now; the adapter's summary leads, its layout untouched (no Pi file tags to extend).
+    expect(draft).toMatchObject({ type: "compaction", firstKeptEntryId: piCut });
+    expect(draft.summary.startsWith("anchor-style summary\n\n---\n\n")).toBe(true);
     expect(draft.details.mine).toBe(true);
     expect(readCompactionMarker(draft.details)).toMatchObject({ source: "context-keeper", jobId: "job-1", promptVersion: "my-package-summary-v1" });
     // Validation used the core's own keys, not the adapter's formats: nothing was rejected.

@@ -27,12 +27,14 @@ export interface LiveValidationInput {
   primitives: PiCompactionPrimitives;
   /** The messages as they will be sent (the keeper's render); default: as they are. */
   sentContext?: (messages: AgentMessage[], ctx: ExtensionContext) => AgentMessage[];
+  /** The result as it will be applied (caught up to Pi's cut, `catch-up.ts`), for the size check; default `result`. */
+  applied?: Pick<ReadyCompaction, "summary" | "firstKeptEntryId" | "details">;
 }
 
 export function validateAgainstLive(input: LiveValidationInput): ValidationResult & { previewTokens: number } {
   const { ctx, snapshot, result, branch, settings } = input;
   const sent = input.sentContext;
-  const previewTokens = previewAfterApply(branch, result, input.primitives, sent ? (messages) => sent(messages, ctx) : undefined).tokens;
+  const previewTokens = previewAfterApply(branch, input.applied ?? result, input.primitives, sent ? (messages) => sent(messages, ctx) : undefined).tokens;
   const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow ?? 0;
   const verdict = validateReadyJob({
     snapshot,

@@ -60,6 +60,8 @@ export class CompactionController {
   private shownStatus: string | undefined;
   /** Jobs handed to Pi so far (for `outlook()`). */
   private handoffs = 0;
+  /** Where a job starts at a turn end, as the last `turn_end` computed it (for `outlook()`). */
+  private startWindow: CompactionOutlook["startWindow"];
   /** `waitUntilSettled` callers, woken when their job leaves `pending`. */
   private settleWaiters = new Set<{ jobId: string; wake: () => void }>();
 
@@ -77,7 +79,12 @@ export class CompactionController {
   outlook(): CompactionOutlook {
     const s = this.state;
     const job = s.kind === "pending" ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
-    return { job, handoffs: this.handoffs };
+    return { job, handoffs: this.handoffs, ...(this.startWindow ? { startWindow: this.startWindow } : {}) };
+  }
+
+  /** The start window of the last turn end; undefined when no job would start there. */
+  noteStartWindow(window: CompactionOutlook["startWindow"]): void {
+    this.startWindow = window;
   }
 
   get adapter(): AnyAsyncCompactionAdapter {

@@ -21,13 +21,26 @@ describe("budgetFlushHold", () => {
     expect(budgetFlushHold({ outlook: { job: "none", handoffs: 1 }, handoffsSeen: 1 })).toEqual({ hold: false });
   });
 
-  test("property: a budget flush never fires in the turn a handoff is first seen, nor while a job is pending or ready", () => {
-    const outlook = fc.record({ job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(5) });
+  test("inside the start window a job starts at this turn end: held; outside it, or with no window, not", () => {
+    const outlook: CompactionOutlook = { job: "none", handoffs: 0, startWindow: { lower: 55_000, upper: 93_616 } };
+    expect(budgetFlushHold({ outlook, handoffsSeen: 0, contextTokens: 56_000 })).toEqual({ hold: true, why: "compaction_starting" });
+    expect(budgetFlushHold({ outlook, handoffsSeen: 0, contextTokens: 55_000 })).toEqual({ hold: false });
+    expect(budgetFlushHold({ outlook, handoffsSeen: 0, contextTokens: 95_000 })).toEqual({ hold: false });
+    expect(budgetFlushHold({ outlook, handoffsSeen: 0 })).toEqual({ hold: false });
+    expect(budgetFlushHold({ outlook: { job: "none", handoffs: 0 }, handoffsSeen: 0, contextTokens: 56_000 })).toEqual({ hold: false });
+  });
+
+  test("property: a budget flush never fires in the turn a handoff is first seen, while a job is pending or ready, nor where one starts", () => {
+    const outlook = fc.record(
+      { job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(5), startWindow: fc.record({ lower: fc.nat(100_000), upper: fc.nat(100_000) }) },
+      { requiredKeys: ["job", "handoffs"] },
+    );
     fc.assert(
-      fc.property(outlook, fc.nat(5), (o: CompactionOutlook, seen) => {
-        const h = budgetFlushHold({ outlook: o, handoffsSeen: seen });
-        if (o.handoffs !== seen || o.job !== "none") expect(h.hold).toBe(true);
-        else expect(h.hold).toBe(false);
+      fc.property(outlook, fc.nat(5), fc.option(fc.nat(120_000), { nil: undefined }), (o: CompactionOutlook, seen, contextTokens) => {
+        const h = budgetFlushHold({ outlook: o, handoffsSeen: seen, contextTokens });
+        const w = o.startWindow;
+        const starting = w !== undefined && contextTokens !== undefined && contextTokens > w.lower && contextTokens <= w.upper;
+        expect(h.hold).toBe(o.handoffs !== seen || o.job !== "none" || starting);
       }),
     );
   });
@@ -44,17 +57,27 @@ describe("compactionStopsWarming", () => {
 });
 
 describe("CompactionController.outlook", () => {
-  test("pending, ready, then handed off (a draft): none, one handoff", async () => {
+  test("pending, ready, then handed off (a draft): none, one handoff; the start window of the last turn end", async () => {
     const { host, finish } = setup();
     expect(host.controller.outlook()).toEqual({ job: "none", handoffs: 0 });
     await startJob(host);
-    expect(host.controller.outlook()).toEqual({ job: "pending", handoffs: 0 });
+    // Window 100k, START_RATIO 0.5, reserve 10k (wiring-setup.ts).
+    expect(host.controller.outlook()).toEqual({ job: "pending", handoffs: 0, startWindow: { lower: 50_000, upper: 90_000 } });
     finish(0);
     await flush();
-    expect(host.controller.outlook()).toEqual({ job: "ready", handoffs: 0 });
+    expect(host.controller.outlook()).toMatchObject({ job: "ready", handoffs: 0 });
     await host.turnEnd();
-    expect(host.controller.outlook()).toEqual({ job: "none", handoffs: 1 });
+    expect(host.controller.outlook()).toMatchObject({ job: "none", handoffs: 1 });
     await host.fire("agent_end", { messages: [] });
-    expect(host.controller.outlook()).toEqual({ job: "none", handoffs: 1 });
+    expect(host.controller.outlook()).toMatchObject({ job: "none", handoffs: 1 });
+  });
+
+  test("a start that cannot happen leaves no window (the budget flush is not held for it)", async () => {
+    const { host } = setup();
+    host.settings.enabled = false; // Pi's own compaction off: no automatic start
+    host.idle = false;
+    host.tokens = 60_000;
+    await host.turnEnd();
+    expect(host.controller.outlook()).toEqual({ job: "none", handoffs: 0 });
   });
 });

@@ -18,6 +18,8 @@ export type LifecycleEvent =
   | { kind: "skipped"; reason: "disabled" | "no_model" | "nothing_to_compact" | "busy" | "not_in_window" | "no_usage" | "pi_compaction_disabled" }
   /** Pi was about to compact while a job was pending: what was decided (and, after a wait, how it ended). */
   | { kind: "at_compact"; jobId: string; trigger: string; decision: "cancel" | "wait" | "fallback"; tokens?: number; waitedMs?: number; waitEnd?: "settled" | "timeout" | "aborted" }
+  /** A ready job's cut moved to Pi's cut at apply time; the gap went into an extractive digest (`catch-up.ts`). */
+  | { kind: "catch_up"; jobId: string; fromEntryId: string; toEntryId: string; gapMessages: number }
   | { kind: "diagnostic"; message: string };
 
 export type LifecycleListener = (event: LifecycleEvent) => void;

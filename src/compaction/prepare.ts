@@ -192,6 +192,34 @@ export function collectFileOps(message: AgentMessage, ops: FileOperations): void
   }
 }
 
+export interface CatchUpCut {
+  /** Where Pi would cut now (a later entry than `fromEntryId`). */
+  firstKeptEntryId: string;
+  /** The messages between the old cut and the new one, in order (what the old summary lacks). */
+  gapMessages: AgentMessage[];
+}
+
+/**
+ * Where Pi's cut lies now (walking back `keepRecentTokens` from the leaf) when it is later than
+ * `fromEntryId`, an earlier cut on the same branch, with the messages in between; undefined when
+ * the old cut is still Pi's (or is not in the projection). Only the range from the old cut on is
+ * searched, so the new cut never crosses the newest compaction.
+ */
+export function catchUpCut(
+  pathEntries: SessionEntry[],
+  fromEntryId: string,
+  keepRecentTokens: number,
+  prims: PiCompactionPrimitives,
+): CatchUpCut | undefined {
+  const entries = prims.buildSessionProjection(pathEntries).entries;
+  const from = entries.findIndex((e) => e.sourceEntry.id === fromEntryId);
+  if (from < 0) return undefined;
+  const cut = findCut(entries, from, entries.length, keepRecentTokens, prims);
+  const firstKept = entries[cut.firstKeptEntryIndex]?.sourceEntry;
+  if (cut.firstKeptEntryIndex <= from || !firstKept?.id) return undefined;
+  return { firstKeptEntryId: firstKept.id, gapMessages: summarizableMessages(entries.slice(from, cut.firstKeptEntryIndex)) };
+}
+
 /**
  * Pi's preparation for the branch `pathEntries` (root first, as `getBranch()` returns it),
  * or undefined when there is nothing to compact (empty, already compacted, too small).

@@ -2,6 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { buildSessionContext } from "@earendil-works/pi-coding-agent";
 import { flush } from "../../test/support/compaction/fake-pi.ts";
+import { piCompactionPrimitives } from "../host/compaction-runtime.ts";
+import { DIGEST_HEADING } from "./catch-up.ts";
+import { prepareCompaction } from "./prepare.ts";
 import { setup, startJob, TURN } from "../../test/support/compaction/wiring-setup.ts";
 
 describe("starting", () => {
@@ -45,7 +48,7 @@ describe("status line", () => {
 });
 
 describe("apply paths", () => {
-  test("turn_end returns a compaction draft; entries after the snapshot survive verbatim", async () => {
+  test("turn_end returns a compaction draft caught up to Pi's cut now: the gap digested, the tail after it verbatim", async () => {
     const { host, builder, finish, runs } = setup();
     await startJob(host);
     const snapshotLeaf = host.sm.getLeafId();
@@ -56,20 +59,26 @@ describe("apply paths", () => {
 
     builder.applyAll(TURN); // appended after the snapshot
     const before = buildSessionContext(host.sm.getBranch()).messages;
-    const firstKept = runs[0].prepared.firstKeptEntryId;
+    const jobCut = runs[0].prepared.firstKeptEntryId;
     const branch = host.sm.getBranch();
-    const keptFrom = branch.findIndex((e) => e.id === firstKept);
-    expect(branch.findIndex((e) => e.id === snapshotLeaf)).toBeGreaterThan(keptFrom);
+    expect(branch.findIndex((e) => e.id === snapshotLeaf)).toBeGreaterThan(branch.findIndex((e) => e.id === jobCut));
+    // Where Pi itself would cut now (prepare.ts is parity-tested against Pi): later than the job's cut.
+    const piCut = prepareCompaction(branch, host.settings, piCompactionPrimitives)!.firstKeptEntryId;
+    const keptFrom = branch.findIndex((e) => e.id === piCut);
+    expect(keptFrom).toBeGreaterThan(branch.findIndex((e) => e.id === jobCut));
 
     const result = await host.turnEnd();
     expect(result.entries).toHaveLength(1);
-    expect(result.entries[0]).toMatchObject({ type: "compaction", summary: "summary of run 0", firstKeptEntryId: firstKept });
-    expect(result.entries[0].details.readFiles).toEqual(["r.ts"]);
-    expect(result.entries[0].details.contextKeeperAsyncCompaction.jobId).toBe("job-1");
+    const draft = result.entries[0];
+    expect(draft).toMatchObject({ type: "compaction", firstKeptEntryId: piCut });
+    expect(draft.summary.startsWith(`summary of run 0\n\n---\n\n${DIGEST_HEADING}\n\n`)).toBe(true);
+    expect(draft.details.readFiles).toEqual(["r.ts"]);
+    expect(draft.details.contextKeeperAsyncCompaction).toMatchObject({ jobId: "job-1", firstKeptEntryId: jobCut });
+    expect(host.events).toContainEqual(expect.objectContaining({ kind: "catch_up", jobId: "job-1", fromEntryId: jobCut, toEntryId: piCut }));
 
     const after = buildSessionContext(host.sm.getBranch()).messages;
     expect((after[0] as { role: string }).role).toBe("compactionSummary");
-    // Everything from firstKept on, including the entries added after the snapshot, verbatim.
+    // Everything from Pi's cut on, including the entries added after the snapshot, verbatim.
     const keptMessages = branch.slice(keptFrom).flatMap((e) => (e.type === "message" ? [e.message] : []));
     expect(after.slice(1)).toEqual(keptMessages);
     expect(before.slice(before.length - keptMessages.length)).toEqual(keptMessages);
@@ -198,13 +207,28 @@ describe("races and invalidation", () => {
     await startJob(host);
     finish(0);
     await flush();
-    // Grow the raw tail so the preview exceeds window - reserve (90k tokens = 360k chars).
-    for (let i = 0; i < 4; i++) builder.apply({ op: "user", chars: 100_000 });
+    // A message so large that even caught up to Pi's cut (which keeps it whole) the context after
+    // the apply exceeds window - reserve (90k tokens = 360k chars).
+    builder.apply({ op: "user", chars: 380_000 });
     await host.turnEnd();
     expect(host.events).toContainEqual({ kind: "apply", jobId: "job-1", path: "turn_end_draft", outcome: "rejected", reason: "too_large" });
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "transition", jobId: "job-2", from: "stale", to: "pending", cause: "superseded", reason: "superseded" }));
     expect(runs).toHaveLength(2);
     expect(host.sm.getBranch().some((e) => e.type === "compaction")).toBe(false);
+  });
+
+  test("the size check measures the job as it will be applied: a tail too large for the job's own cut, caught up, fits", async () => {
+    const { host, builder, finish } = setup({ contextWindow: 100_000 });
+    await startJob(host);
+    finish(0);
+    await flush();
+    // 100k tokens appended after the snapshot: over window - reserve from the job's cut, not from Pi's.
+    for (let i = 0; i < 4; i++) builder.apply({ op: "user", chars: 100_000 });
+    const lastMessage = host.sm.getLeafId(); // Pi's cut keeps it whole (25k tokens > keep)
+    const r = await host.turnEnd();
+    expect(host.events.some((e) => e.kind === "apply" && e.outcome === "rejected")).toBe(false);
+    expect(host.events).toContainEqual(expect.objectContaining({ kind: "catch_up", jobId: "job-1" }));
+    expect(r.entries.at(-1)).toMatchObject({ type: "compaction", firstKeptEntryId: lastMessage });
   });
 
   test("another extension's compaction is never claimed", async () => {

@@ -1,6 +1,6 @@
 /**
  * The budget trigger at a turn end, with async compaction's outlook: held while a job is
- * pending or ready, re-based on the compacted context after a handoff, unchanged without
+ * pending or ready or starts at this turn end, re-based on the compacted context after a handoff, unchanged without
  * compaction.
  */
 import { describe, expect, test } from "bun:test";
@@ -28,6 +28,12 @@ describe("budgetStep", () => {
   test("a pending or ready job holds the flush past the budget, base unchanged", () => {
     expect(step(10_000 + 2 * BUDGET, { job: "pending", handoffs: 0 })).toEqual({ fire: false, base });
     expect(step(10_000 + 2 * BUDGET, { job: "ready", handoffs: 0 })).toEqual({ fire: false, base });
+  });
+
+  test("where a job starts at this turn end (its start window), the flush is held, base unchanged", () => {
+    const startWindow = { lower: BUDGET - 1_000, upper: WINDOW - 16_384 };
+    expect(step(BUDGET, { job: "none", handoffs: 0, startWindow })).toEqual({ fire: false, base });
+    expect(step(BUDGET, { job: "none", handoffs: 0, startWindow: { lower: BUDGET, upper: WINDOW } })).toEqual({ fire: true, base });
   });
 
   test("a new handoff re-bases on the compacted context and skips that turn; the count then runs from there", () => {

@@ -59,11 +59,11 @@ export interface BudgetStepInput {
 /**
  * The budget trigger at a turn end, cooperating with async compaction (one cache rewrite per
  * window, `src/compaction/cooperation.ts`): no budget flush while a compaction job is pending
- * or ready (its apply replaces the prefix the flush would rewrite); after a handoff the budget
+ * or ready, or starts at this turn end (its apply replaces the prefix the flush would rewrite); after a handoff the budget
  * counts from the compacted context, and that turn does not fire.
  */
 export function budgetStep(input: BudgetStepInput): { fire: boolean; base: BudgetBase } {
-  const hold = budgetFlushHold({ outlook: input.compaction, handoffsSeen: input.base.handoffsSeen });
+  const hold = budgetFlushHold({ outlook: input.compaction, handoffsSeen: input.base.handoffsSeen, contextTokens: input.contextTokens });
   if (hold.hold && hold.why === "compaction_applied") return { fire: false, base: { tokensAtLastFlush: input.contextTokens, handoffsSeen: hold.handoffs } };
   if (hold.hold) return { fire: false, base: input.base };
   const fire = budgetTriggerFires({ settings: input.settings, contextTokens: input.contextTokens, tokensAtLastFlush: input.base.tokensAtLastFlush, contextWindow: input.contextWindow });

@@ -70,11 +70,14 @@ describe("no synchronous fallback while a job is in flight (110k window, 2 s sum
       const extStall = longestStall(loopRequests(ext.mainRequests), delayMs).stallMs;
       const bareStall = longestStall(loopRequests(bare.mainRequests), delayMs).stallMs;
       expect(bareStall).toBeGreaterThanOrEqual(3_500); // two 2 s summary calls
-      // Issue #12's targets are < 1.5 s (fast answers) and < 0.5 s (0.5 s answers). With fast answers the
-      // job can still be running when the context crosses Pi's threshold, and the bounded wait then
-      // stalls the loop for what is left of the summary call (1.0–1.7 s seen here): the guard is half
-      // of bare Pi's synchronous stall; the figure itself is printed above.
+      // Issue #12's targets are < 1.5 s (fast answers) and < 0.5 s (0.5 s answers); they are
+      // asserted with the keeper's defaults in compaction-cooperation.test.ts. Here, pruning off,
+      // fast answers run ~20 ms a turn: the job starts at the adaptive floor (36,384 tokens) and Pi's
+      // threshold comes 23 turns (~0.5 s) later, so the bounded wait is what is left of the 2 s
+      // summary, about 1.5 s (waits of 1,335–1,500 ms seen): physics, not a fallback. The guard is half of
+      // bare Pi's synchronous stall; the figure itself is printed above.
       expect(extStall).toBeLessThan(delayMs === 0 ? bareStall / 2 : 500);
+      console.log(`[compaction-threshold] ${delayMs} ms answers: extension/bare cost ${(wireCost(ext.requests) / wireCost(bare.requests)).toFixed(3)}×`);
     }, 200_000);
   }
 });

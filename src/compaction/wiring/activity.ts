@@ -31,4 +31,6 @@ function standDown(rc: RegistrationContext): void {
   rc.state.compactRequestedFor = undefined;
   rc.state.autoResumeJobId = undefined;
   if (activeJob(rc)) rc.controller.invalidate("cancelled");
+  // No job will start: the pruning side must not hold its budget flush for one.
+  rc.controller.noteStartWindow(undefined);
 }

@@ -10,7 +10,7 @@ import { type CompactTrigger, decidePendingAtCompact } from "../threshold-decisi
 import { enterHook } from "./activity.ts";
 import { readyJob, type RegistrationContext, roomFacts } from "./context.ts";
 import { noticeApplied } from "./notify.ts";
-import { confirmDraft, rejectReady, validateReady } from "./ready-handoff.ts";
+import { confirmDraft, handoffResult, rejectReady, validateReady } from "./ready-handoff.ts";
 
 export function registerCompactHandoffHooks(rc: RegistrationContext): void {
   registerBeforeCompact(rc);
@@ -31,14 +31,15 @@ function registerBeforeCompact(rc: RegistrationContext): void {
     }
     const ready = readyJob(rc);
     if (!ready || ready.handoff) return undefined;
-    const verdict = validateReady(rc, { ctx, ready, branch: event.branchEntries, settings: event.preparation.settings, customInstructions: event.customInstructions });
+    const live = { ready, branch: event.branchEntries, settings: event.preparation.settings };
+    const verdict = validateReady(rc, { ctx, ...live, customInstructions: event.customInstructions });
     if (!verdict.ok) {
       rejectReady(rc, { jobId: ready.job.jobId, path: "session_before_compact", reason: verdict.reason });
       return undefined;
     }
+    const { summary, firstKeptEntryId, usage, details } = handoffResult(rc, live);
     c.dispatch({ type: "handed_off", jobId: ready.job.jobId, via: "session_before_compact" });
     emit({ kind: "apply", jobId: ready.job.jobId, path: "session_before_compact", outcome: "handed_off" });
-    const { summary, firstKeptEntryId, usage, details } = ready.result;
     return {
       compaction: { summary, firstKeptEntryId, tokensBefore: event.preparation.tokensBefore, details: markedDetails(ready.job, details), usage: usage as never },
     };

@@ -4,7 +4,8 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { validateAgainstLive } from "../apply-gate.ts";
-import type { InvalidationReason } from "../job-reducer.ts";
+import { catchUpResult } from "../catch-up.ts";
+import type { InvalidationReason, ReadyCompaction } from "../job-reducer.ts";
 import type { ApplyPath } from "../lifecycle.ts";
 import { markerOf, READY_ENTRY_TYPE, readyEntryData } from "../persistence.ts";
 import type { CompactionSettings, SessionEntry } from "../primitives.ts";
@@ -20,9 +21,24 @@ export interface ValidateReadyInput {
   customInstructions?: string;
 }
 
+/** The checks of `validate.ts` on the job as computed; the size check on the result as it will be applied (caught up). */
 export function validateReady(rc: RegistrationContext, input: ValidateReadyInput) {
   const { ctx, ready, branch, settings, customInstructions } = input;
-  return validateAgainstLive({ ctx, snapshot: ready.job, result: ready.result, branch, settings, thinkingLevel: thinkingOf(rc, ctx), customInstructions, primitives: rc.options.primitives, sentContext: rc.options.sentContext });
+  const applied = catchUpResult({ branch, result: ready.result, settings, primitives: rc.options.primitives }).result;
+  return validateAgainstLive({ ctx, snapshot: ready.job, result: ready.result, applied, branch, settings, thinkingLevel: thinkingOf(rc, ctx), customInstructions, primitives: rc.options.primitives, sentContext: rc.options.sentContext });
+}
+
+/**
+ * The result handed to Pi for a validated ready job: its cut moved up to Pi's cut now, the gap
+ * digested (`catch-up.ts`), so the tail kept after the apply is no larger than Pi's own.
+ */
+export function handoffResult(rc: RegistrationContext, input: Omit<ValidateReadyInput, "ctx" | "customInstructions">): ReadyCompaction {
+  const { ready, branch, settings } = input;
+  const caught = catchUpResult({ branch, result: ready.result, settings, primitives: rc.options.primitives });
+  if (caught.movedFrom) {
+    rc.emit({ kind: "catch_up", jobId: ready.job.jobId, fromEntryId: caught.movedFrom, toEntryId: caught.result.firstKeptEntryId, gapMessages: caught.gapMessages });
+  }
+  return caught.result;
 }
 
 export function rejectReady(rc: RegistrationContext, rejection: { jobId: string; path: ApplyPath; reason: InvalidationReason }): void {

@@ -4,12 +4,12 @@
  */
 import type { ExtensionContext, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { adaptiveStartTokens, recordTurn } from "../adaptive-start.ts";
-import { isInStartWindow } from "../config.ts";
+import { isInStartWindow, startWindowBounds } from "../config.ts";
 import type { InvalidationReason } from "../job-reducer.ts";
 import { markedDetails } from "../persistence.ts";
 import { enterHook } from "./activity.ts";
 import { readyJob, type RegistrationContext } from "./context.ts";
-import { confirmDraft, rejectReady, validateReady } from "./ready-handoff.ts";
+import { confirmDraft, handoffResult, rejectReady, validateReady } from "./ready-handoff.ts";
 
 export function registerTurnEndHook(rc: RegistrationContext): void {
   const { controller: c, emit } = rc;
@@ -22,12 +22,14 @@ export function registerTurnEndHook(rc: RegistrationContext): void {
     // Only a completed turn: an aborted or failed one may be followed by Pi's own recovery
     // (or by shutdown), and the job stays ready for agent_end / the next boundary.
     if (ready && !ready.handoff && event.outcome === "completed" && !event.entries.some((e) => e.type === "compaction")) {
-      const verdict = validateReady(rc, { ctx, ready, branch: ctx.sessionManager.getBranch(), settings: rc.options.getCompactionSettings(ctx) });
+      const live = { ready, branch: ctx.sessionManager.getBranch(), settings: rc.options.getCompactionSettings(ctx) };
+      const verdict = validateReady(rc, { ctx, ...live });
       if (verdict.ok) {
         const jobId = ready.job.jobId;
+        const result = handoffResult(rc, live);
         c.dispatch({ type: "handed_off", jobId, via: "turn_end_draft" });
         emit({ kind: "apply", jobId, path: "turn_end_draft", outcome: "handed_off" });
-        const draft = { type: "compaction" as const, summary: ready.result.summary, firstKeptEntryId: ready.result.firstKeptEntryId, details: markedDetails(ready.job, ready.result.details), usage: ready.result.usage as never };
+        const draft = { type: "compaction" as const, summary: result.summary, firstKeptEntryId: result.firstKeptEntryId, details: markedDetails(ready.job, result.details), usage: result.usage as never };
         return { entries: [...event.entries, draft] };
       }
       rejectReady(rc, { jobId: ready.job.jobId, path: "turn_end_draft", reason: verdict.reason });
@@ -45,7 +47,8 @@ export function registerTurnEndHook(rc: RegistrationContext): void {
  * own `compaction.enabled: false` means no automatic start (the command still starts one).
  */
 function maybeStart(rc: RegistrationContext, ctx: ExtensionContext, supersede?: InvalidationReason): void {
-  const { config, emit, state } = rc;
+  const { config, controller: c, emit, state } = rc;
+  c.noteStartWindow(undefined);
   if (!config.enabled) return;
   const usage = ctx.getContextUsage();
   if (!usage || usage.tokens === null) return emit({ kind: "skipped", reason: "no_usage" });
@@ -60,8 +63,13 @@ function maybeStart(rc: RegistrationContext, ctx: ExtensionContext, supersede?: 
     keepRecentTokens: settings.keepRecentTokens,
     configuredStart,
   });
-  const inWindow = isInStartWindow({ tokens: usage.tokens, contextWindow: usage.contextWindow, startRatio: config.startRatio, reserveTokens: settings.reserveTokens, startTokens });
-  if (!inWindow) return emit({ kind: "skipped", reason: "not_in_window" });
-  const outcome = rc.controller.start(ctx, { manual: false, supersede });
-  if (!outcome.started) emit({ kind: "skipped", reason: outcome.reason });
+  const window = { tokens: usage.tokens, contextWindow: usage.contextWindow, startRatio: config.startRatio, reserveTokens: settings.reserveTokens, startTokens };
+  // The pruning side holds its budget flush inside this window (`cooperation.ts`).
+  c.noteStartWindow(startWindowBounds(window));
+  if (!isInStartWindow(window)) return emit({ kind: "skipped", reason: "not_in_window" });
+  const outcome = c.start(ctx, { manual: false, supersede });
+  if (outcome.started) return;
+  // A start that cannot happen must not hold the budget flush at every turn.
+  if (outcome.reason !== "busy") c.noteStartWindow(undefined);
+  emit({ kind: "skipped", reason: outcome.reason });
 }
