@@ -114,10 +114,22 @@ export function finishFlush(input: FinishFlushInput): FlushResult {
   });
   const d = input.discipline;
   const decided = d
-    ? decideFlush({ cache: d.cache, facts: d.facts, now: input.now, label: d.label, draft, trial: applyFlush(draft, { measure: false }).nextState, render: keeper, sent: d.sent })
+    ? decideFlush({
+        cache: d.cache,
+        facts: d.facts,
+        now: input.now,
+        label: d.label,
+        draft,
+        trial: applyFlush(draft, { measure: false }).nextState,
+        render: keeper,
+        sent: d.sent,
+        thinkingStripOn: thinkingPolicyFor(input.settings, input.model).strip,
+      })
     : undefined;
   const plan = applyFlush(draft, {
-    ...(decided ? { applied: decided.applied, frozenThroughTimestamp: decided.outcome.boundary?.frozenThroughTimestamp } : {}),
+    ...(decided
+      ? { applied: decided.applied, frozenThroughTimestamp: decided.outcome.boundary?.frozenThroughTimestamp, seamThroughTimestamp: decided.outcome.seamThroughTimestamp }
+      : {}),
     ...(input.renders?.prune ? { render: input.renders.prune } : {}),
   });
   const hidden = [...(input.capture?.batches ?? []).flatMap((b: ToolBatch) => b.calls), ...prunedCallsOf(input.branchMessages, plan.nextState)];
