@@ -2,9 +2,9 @@
  * Where the seam mark should sit until the next flush: right before the first message that
  * flush is expected to change, so its rewrite reads everything before it back from the cache.
  *
- * A request-end flush changes history where (a) a chain becomes old enough to collapse
- * (`FlushDraft.nextChainStarts`: the chains the next flush would collapse once the next prompt
- * has come), (b) the gate held a mutation back (it is proposed again), (c) the thinking strip's
+ * A request-end flush changes history where (a) a chain becomes old enough to collapse (the
+ * engine's `nextChainStarts`: the chains the next flush would collapse once the next prompt has
+ * come, or with `rollingWindow` 0 the running loop's own chain), (b) the gate held a mutation back (it is proposed again), (c) the thinking strip's
  * boundary moves over assistant messages that still carry thinking, or (d) for a flush inside a
  * running tool loop, the batches after the last answered one. The seam goes through the last
  * message before the earliest of these; with none of them expected, through the end of the

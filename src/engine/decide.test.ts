@@ -132,6 +132,9 @@ describe("the flush gate (finishFlush with cache discipline)", () => {
     const { plan, outcome } = flush(branch, [summary("batch:d@2", "d.ts")], facts());
     expect(outcome.verdicts["stub:d@2#0"]).toBe("pays-alone");
     expect(plan.nextState.frontier.stubbedKeys).toEqual(["d@2#0"]);
+    // rollingWindow 0: the loop's own chain collapses at its final answer, so the seam stops at its prompt.
+    expect(outcome.boundary?.frozenThroughTimestamp).toBeDefined();
+    expect(outcome.seamThroughTimestamp).toBe(1);
   });
 
   test("an output the model has not answered yet is never hidden, not even as a duplicate of a summarized one", () => {

@@ -217,7 +217,7 @@ function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: Dis
       boundary,
       seamThroughTimestamp: seamPointTimestamp({
         messages,
-        waitingAt: [...waiting.map((m) => m.position!), ...nextChainStarts(draft, world)],
+        waitingAt: [...waiting.map((m) => m.position!), ...nextChainStarts(draft, world, loopStart)],
         thinkingBoundaryTimestamp: appliedProposal.thinkingStripBoundaryTimestamp,
         thinkingStripOn: input.thinkingStripOn,
         frozenThroughTimestamp: boundary.frozenThroughTimestamp,
@@ -234,11 +234,14 @@ function decide(input: DecideFlushInput): { applied: FlushProposal; outcome: Dis
 
 /**
  * Raw indices where the chains the next request-end flush would collapse start: the chains
- * proposed over the world (the next prompt included) beyond the ones this draft proposes.
+ * proposed over the world (the next prompt included) beyond the ones this draft proposes, and
+ * with `rollingWindow` 0 inside a running loop, that loop's own chain (it collapses at the
+ * loop's final answer).
  */
-function nextChainStarts(draft: FlushDraft, world: readonly ContextMessage[]): number[] {
+function nextChainStarts(draft: FlushDraft, world: readonly ContextMessage[], loopStart: number): number[] {
   const { config, state, proposal, messages } = draft;
   if (!config.enabled || !config.chainCompression.enabled) return [];
+  const running = config.chainCompression.rollingWindow === 0 && !endsWithAssistant(messages) && loopStart < messages.length ? [loopStart] : [];
   const next = proposeChains({
     messages: world,
     pairing: pairToolCalls(world),
@@ -248,7 +251,7 @@ function nextChainStarts(draft: FlushDraft, world: readonly ContextMessage[]): n
     config,
     protection: protectionMatcher(config),
   });
-  return next.map((c) => messages.findIndex((m) => timestampOf(m) === c.fromTimestamp)).filter((i) => i >= 0);
+  return [...running, ...next.map((c) => messages.findIndex((m) => timestampOf(m) === c.fromTimestamp)).filter((i) => i >= 0)];
 }
 
 /** The decision for one draft under cache discipline, from its renders. */
