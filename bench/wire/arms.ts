@@ -28,6 +28,7 @@ export const KEEPER_ARMS: readonly Arm[] = [
   keeperOff("extractive", "summaries never from a model", { summarizer: { mode: "extractive" } }),
   keeperOff("model", "summaries always from a model", { summarizer: { mode: "model" } }),
   keeperOff("auto", "a model summary when the horizon repays it", { summarizer: { mode: "auto" } }),
+  keeperOff("chains-0", "chains collapse at the flush of their own final answer", { pruning: { chainCompression: { rollingWindow: 0 } } }),
   keeperOff("chains-1", "chains collapse one prompt later", { pruning: { chainCompression: { rollingWindow: 1 } } }),
   keeperOff("chains-3", "chains collapse three prompts later", { pruning: { chainCompression: { rollingWindow: 3 } } }),
   keeperOff("think-1", "thinking kept for the last turn only", { thinkingStrip: { keepLastTurns: 1 } }),

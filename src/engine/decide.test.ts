@@ -93,6 +93,23 @@ describe("the flush gate (finishFlush with cache discipline)", () => {
     expect(again.plan.nextState.frontier.frozenThroughTimestamp).toBe(ts);
   });
 
+  test("persists the seam point: before the chain the next flush collapses, else through the end of the branch", () => {
+    const branch = [user("read b and c", 1), ...read("b", 2, 40_000), ...read("c", 4, 40_000), assistant([text("both read")], 6)];
+    const sums = [summary("batch:b@2", "b.ts"), summary("batch:c@4", "c.ts")];
+    // rollingWindow 0 (the default): this flush collapses the chain itself; nothing else is due, the seam covers the whole branch.
+    const now = flush(branch, sums, facts());
+    expect(now.plan.nextState.frontier.compressedChains).toHaveLength(1);
+    expect(now.outcome.seamThroughTimestamp).toBe(6);
+    const [entry] = now.plan.entriesToPersist;
+    expect(FlushRecordSchema.parse(entry!.data).frontier!.seamThroughTimestamp).toBe(6);
+    // rollingWindow 1: the chain collapses at the next flush, so the seam stops at the prompt before it.
+    const later: KeeperSettings = { ...settings, pruning: { ...settings.pruning, chainCompression: { enabled: true, rollingWindow: 1 } } };
+    const done = finishFlush({ state: emptyState(), branchMessages: branch, settings: later, model: MODEL, summaries: sums, now: 1_000_000, discipline: { cache: later.cache, facts: facts(), label: "test flush" } });
+    expect(done.plan.nextState.frontier.compressedChains).toHaveLength(0);
+    expect(done.outcome!.seamThroughTimestamp).toBe(1);
+    expect(done.plan.nextState.frontier.seamThroughTimestamp).toBe(1);
+  });
+
   test("frozen history waits while warm and between grid steps, and goes on a cold cache", () => {
     // State: the boundary already sits after the read (frozen through ts 4), nothing applied.
     const first = flush(deep, deepSummaries, facts());
@@ -115,6 +132,9 @@ describe("the flush gate (finishFlush with cache discipline)", () => {
     const { plan, outcome } = flush(branch, [summary("batch:d@2", "d.ts")], facts());
     expect(outcome.verdicts["stub:d@2#0"]).toBe("pays-alone");
     expect(plan.nextState.frontier.stubbedKeys).toEqual(["d@2#0"]);
+    // rollingWindow 0: the loop's own chain collapses at its final answer, so the seam stops at its prompt.
+    expect(outcome.boundary?.frozenThroughTimestamp).toBeDefined();
+    expect(outcome.seamThroughTimestamp).toBe(1);
   });
 
   test("an output the model has not answered yet is never hidden, not even as a duplicate of a summarized one", () => {

@@ -18,6 +18,7 @@
  * (rewrite-anchor.ts): the seam, a recent request end within the lookback, or nothing.
  */
 import { readableAnchors } from "../discipline/rewrite-anchor.ts";
+import { seamPointTimestamp } from "../discipline/seam-point.ts";
 import { type CacheTtl, priceFlush } from "../discipline/gate.ts";
 import {
   endsWithAssistant,
@@ -38,10 +39,12 @@ import { laterLossChance, lossChance, type ObservedLosses } from "../discipline/
 import type { CostModel } from "../cache/cost-model.ts";
 import type { CachePricing } from "../cache/pricing.ts";
 import type { FlushDraft, FlushProposal } from "../flush/plan.ts";
-import { currentLoopStart } from "../prune/occurrence.ts";
-import { isAssistant, type ContextMessage } from "../session/messages.ts";
+import { proposeChains } from "../flush/plan-chains.ts";
+import { currentLoopStart, pairToolCalls } from "../prune/occurrence.ts";
+import { protectionMatcher } from "../prune/protection.ts";
+import { isAssistant, timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import type { KeeperState } from "../state/schema.ts";
+import { seamThroughOf, type KeeperState } from "../state/schema.ts";
 import { withoutStrip } from "./render.ts";
 
 export type CacheSettings = KeeperSettings["cache"];
@@ -71,6 +74,8 @@ export type MutationVerdict = PiggybackRole | "no-op" | "invisible" | "frozen" |
 
 export interface DisciplineOutcome {
   boundary: BranchBoundary | undefined;
+  /** Where the seam mark goes until the next flush (seam-point.ts; undefined: no seam). */
+  seamThroughTimestamp: number | undefined;
   /** Gate decisions of this flush (at most one), for `/keeper why`. */
   log: GateLogEntry[];
   verdicts: Record<string, MutationVerdict>;
@@ -91,6 +96,8 @@ export interface DecideFlushInput {
   draft: FlushDraft;
   /** The state with the whole proposal applied (measured, never persisted). */
   trial: KeeperState;
+  /** The thinking strip runs on this model (its boundary moves at the next flush). */
+  thinkingStripOn: boolean;
   /** The `context` render for a message array and a state. */
   render: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
   /**
@@ -145,7 +152,8 @@ function decide(input: DecideFlushInput): FlushGateDecision {
   }
 
   const sentFrom = suffixSums(sent.slice(0, lastSent).map((s) => s.tokens));
-  const seamCut = facts.seamActive && state.frontier.frozenThroughTimestamp !== undefined ? frozenCut : undefined;
+  const seamThrough = seamThroughOf(state.frontier);
+  const seamCut = facts.seamActive && seamThrough !== undefined ? cutFromTimestamp(messages, seamThrough) : undefined;
   const anchors = readableAnchors({
     seamCut,
     blocks: messages.map(messageBlocks),
@@ -203,9 +211,25 @@ function decide(input: DecideFlushInput): FlushGateDecision {
   const pending: PendingRewrite | undefined =
     firstWaiting === undefined ? undefined : { cachedPrefixTokens: sentFrom[0], keptPrefixTokens: sentFrom[0] - cachedTokensFrom(firstWaiting) };
 
+  const appliedProposal = restrictProposal(proposal, appliedIds, previousThinking);
   return {
-    applied: restrictProposal(proposal, appliedIds, previousThinking),
-    outcome: { boundary, log, verdicts, applied, deferred, pending, expectedRequests: horizon.expectedRequests },
+    applied: appliedProposal,
+    outcome: {
+      boundary,
+      seamThroughTimestamp: seamPointTimestamp({
+        messages,
+        waitingAt: [...waiting.map((m) => m.position!), ...nextChainStarts(draft, world, loopStart)],
+        thinkingBoundaryTimestamp: appliedProposal.thinkingStripBoundaryTimestamp,
+        thinkingStripOn: input.thinkingStripOn,
+        frozenThroughTimestamp: boundary.frozenThroughTimestamp,
+      }),
+      log,
+      verdicts,
+      applied,
+      deferred,
+      pending,
+      expectedRequests: horizon.expectedRequests,
+    },
     tokensSaved: savedByApplied(mutations, appliedIds),
   };
 }
@@ -228,6 +252,28 @@ export interface FlushGateDecision {
   outcome: DisciplineOutcome;
   /** The applied part's savings estimate (tokens), measured from the gate's renders. */
   tokensSaved: number;
+}
+
+/**
+ * Raw indices where the chains the next request-end flush would collapse start: the chains
+ * proposed over the world (the next prompt included) beyond the ones this draft proposes, and
+ * with `rollingWindow` 0 inside a running loop, that loop's own chain (it collapses at the
+ * loop's final answer).
+ */
+function nextChainStarts(draft: FlushDraft, world: readonly ContextMessage[], loopStart: number): number[] {
+  const { config, state, proposal, messages } = draft;
+  if (!config.enabled || !config.chainCompression.enabled) return [];
+  const running = config.chainCompression.rollingWindow === 0 && !endsWithAssistant(messages) && loopStart < messages.length ? [loopStart] : [];
+  const next = proposeChains({
+    messages: world,
+    pairing: pairToolCalls(world),
+    summaries: draft.summaries,
+    aliases: { ...state.frontier.aliases, ...proposal.aliases },
+    existingChainKeys: new Set([...state.frontier.compressedChains, ...proposal.chains].map((c) => c.chainKey)),
+    config,
+    protection: protectionMatcher(config),
+  });
+  return [...running, ...next.map((c) => messages.findIndex((m) => timestampOf(m) === c.fromTimestamp)).filter((i) => i >= 0)];
 }
 
 /** The decision for one draft under cache discipline, from its renders. */

@@ -122,12 +122,22 @@ export function finishFlush(input: FinishFlushInput): FlushResult {
   });
   const d = input.discipline;
   const decided = d
-    ? decideFlush({ cache: d.cache, facts: d.facts, now: input.now, label: d.label, draft, trial: applyFlush(draft, { measure: false }).nextState, render: keeper, sent: d.sent })
+    ? decideFlush({
+        cache: d.cache,
+        facts: d.facts,
+        now: input.now,
+        label: d.label,
+        draft,
+        trial: applyFlush(draft, { measure: false }).nextState,
+        render: keeper,
+        sent: d.sent,
+        thinkingStripOn: thinkingPolicyFor(input.settings, input.model).strip,
+      })
     : undefined;
   // Under the gate the savings come from its two renders; without it, from two savings renders.
   const plan = applyFlush(draft, {
     ...(decided
-      ? { applied: decided.applied, frozenThroughTimestamp: decided.outcome.boundary?.frozenThroughTimestamp, tokensSaved: decided.tokensSaved }
+      ? { applied: decided.applied, frozenThroughTimestamp: decided.outcome.boundary?.frozenThroughTimestamp, tokensSaved: decided.tokensSaved, seamThroughTimestamp: decided.outcome.seamThroughTimestamp }
       : input.renders?.prune
         ? { render: input.renders.prune }
         : {}),

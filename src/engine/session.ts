@@ -22,7 +22,7 @@ import { emptyRecallIndex, type RecallIndex, type SpillOptions } from "../recall
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import { emptyState, type KeeperState } from "../state/schema.ts";
+import { emptyState, seamThroughOf, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
 import { emptyCacheLedger, ledgerOnSend, ledgerOnUsage, type CacheLedger, type LedgerSendInput } from "./cache-ledger.ts";
 import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
@@ -135,7 +135,7 @@ export function send(
     key: input.key,
     warmPing: input.warmPing,
     rendered: state.lastRender?.rendered ?? [],
-    seam: seamOn && input.model ? { frozenThroughTimestamp: state.keeper.frontier.frozenThroughTimestamp, api: input.model.api, modelId: input.model.id } : undefined,
+    seam: seamOn && input.model ? { frozenThroughTimestamp: seamThroughOf(state.keeper.frontier), api: input.model.api, modelId: input.model.id } : undefined,
     ...(input.messagePrefixes ? { messagePrefixes: input.messagePrefixes } : {}),
     ...(input.flat ? { flat: input.flat, ...(input.flatTokens ? { flatTokens: input.flatTokens } : {}) } : {}),
   });

@@ -1,17 +1,18 @@
 /**
- * Chain-compression decisions, made at a flush: closed chains with at least
- * `rollingWindow` user prompts after their final answer collapse, provided every batch in
- * them can be described without its raw output — it has a summary that renders as a stub,
- * or its outputs are aliased to identical summarized ones, or it is trivial (short output;
- * the call line is enough, the original stays recallable). A chain holding a protected
- * call, or a batch kept raw or not summarized, stays as it is.
+ * Chain-compression decisions, made at a flush: closed chains with at least `rollingWindow`
+ * user prompts after their final answer collapse (0: at the flush of their own final answer),
+ * provided every batch in them can be described without its raw output — it has a summary
+ * that renders as a stub, or each of its outputs is aliased to an identical summarized one or
+ * trivial (the outputs not aliased are short together: the call line is enough, the original
+ * stays recallable). A chain holding a protected call, or a batch kept raw or not summarized,
+ * stays as it is.
  *
  * The collapsed text is one line per call — what was called, whether it failed, its recall
  * ref — and no summaries: the chain's final answer, kept after it, says what the calls found,
  * and any output is one `keeper_recall` away. So a chain costs a short line per call however
  * long its outputs or their summaries were.
  */
-import { type ContextMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
+import { type ContextMessage, isAssistant, isToolResult, timestampOf, toolCallsOf, toolResultText } from "../session/messages.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { findClosedChains } from "../prune/chains.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
@@ -60,12 +61,26 @@ function batchCollapses(group: CallOccurrence[], input: ChainPlanInput): boolean
     const covered = new Set(record.coveredKeys);
     return group.every((c) => covered.has(c.key) || input.aliases[c.key] !== undefined);
   }
-  if (group.every((c) => input.aliases[c.key] !== undefined)) return true;
-  const chars = group.reduce((n, c) => {
+  // Aliased outputs point at an identical summarized one; what is left must be trivial.
+  const chars = group.filter((c) => input.aliases[c.key] === undefined).reduce((n, c) => {
     const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
     return n + (r && isToolResult(r) ? toolResultText(r).length : 0);
   }, 0);
   return chars < config.minBatchChars;
+}
+
+/** A stand-in for the prompt that will follow a final answer (rollingWindow 0). */
+const NEXT_PROMPT: ContextMessage = { role: "user", content: "", timestamp: Number.MAX_SAFE_INTEGER } as ContextMessage;
+
+/**
+ * The chains to look at: with `rollingWindow` 0 a branch that ends on its final answer counts
+ * the next prompt as come, so the chain that just ended collapses at its own flush (the
+ * request that shows it is the next prompt's).
+ */
+function chainsOf(messages: readonly ContextMessage[], pairing: Pairing, rollingWindow: number) {
+  const last = messages[messages.length - 1];
+  const endsOnAnswer = last !== undefined && isAssistant(last) && toolCallsOf(last).length === 0;
+  return findClosedChains(rollingWindow === 0 && endsOnAnswer ? [...messages, NEXT_PROMPT] : messages, pairing);
 }
 
 export function proposeChains(input: ChainPlanInput): CompressedChain[] {
@@ -73,7 +88,7 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
   if (!config.chainCompression.enabled) return [];
   const window = Math.max(1, config.chainCompression.rollingWindow);
   const out: CompressedChain[] = [];
-  for (const chain of findClosedChains(messages, pairing)) {
+  for (const chain of chainsOf(messages, pairing, config.chainCompression.rollingWindow)) {
     if (chain.promptsAfter < window) continue;
     const inside = pairing.calls.filter((c) => c.assistantIndex >= chain.startIndex && c.assistantIndex <= chain.endIndex);
     const replayed = inside.filter((c) => c.replayed);

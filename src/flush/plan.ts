@@ -209,6 +209,8 @@ export interface ApplyFlushOptions {
    * changes, its move is a flush of its own: a flush entry holding only its frontier, at the next `flushSeq`.
    */
   frozenThroughTimestamp?: number;
+  /** Where the seam mark goes until the next flush (undefined: unchanged); persisted like the frozen boundary. */
+  seamThroughTimestamp?: number;
   /** Renders for the savings estimate (default `renderContext`); injected to count renders. */
   render?: SavingsInput["render"];
   /** False: skip the savings estimate (a trial state that is measured, never persisted). */
@@ -227,6 +229,9 @@ export function applyFlush(draft: FlushDraft, options: ApplyFlushOptions = {}): 
   const decisions = [...draft.decisions, ...deferredDecisions(proposal, applied)];
   const frozen = options.frozenThroughTimestamp;
   const frozenMoves = frozen !== undefined && frontier.frozenThroughTimestamp !== frozen;
+  const seam = options.seamThroughTimestamp;
+  const seamMoves = seam !== undefined && frontier.seamThroughTimestamp !== seam;
+  const discipline = { ...(frozenMoves ? { frozenThroughTimestamp: frozen } : {}), ...(seamMoves ? { seamThroughTimestamp: seam } : {}) };
 
   const boundaryMoved = applied.thinkingStripBoundaryTimestamp !== previousBoundary;
   const aliasCount = Object.keys(applied.aliases).length;
@@ -234,8 +239,8 @@ export function applyFlush(draft: FlushDraft, options: ApplyFlushOptions = {}): 
   // The first flush of a branch is always persisted: it marks the branch as flushed
   // (`flushSeq > 0`), which the thinking strip reads as "no boundary yet = strip nothing".
   if (frontier.flushSeq > 0 && newRecords.length === 0 && rewrites === 0 && !boundaryMoved) {
-    if (!frozenMoves) return { nextState: state, entriesToPersist: [], decisions };
-    const moved = { ...frontier, flushSeq, lastFlushAt: now, frozenThroughTimestamp: frozen };
+    if (!frozenMoves && !seamMoves) return { nextState: state, entriesToPersist: [], decisions };
+    const moved = { ...frontier, flushSeq, lastFlushAt: now, ...discipline };
     const persisted = flushEntryOf({ previous: state, frontier: moved, summaries: [] });
     return { nextState: { ...state, frontier: moved, frontierChain: persisted.chain }, entriesToPersist: [persisted.entry], decisions };
   }
@@ -255,7 +260,7 @@ export function applyFlush(draft: FlushDraft, options: ApplyFlushOptions = {}): 
     purgedErrorKeys: [...frontier.purgedErrorKeys, ...applied.purgeErrorKeys],
     compressedChains: [...frontier.compressedChains, ...applied.chains],
     thinkingStripBoundaryTimestamp: applied.thinkingStripBoundaryTimestamp,
-    ...(frozenMoves ? { frozenThroughTimestamp: frozen } : {}),
+    ...discipline,
   };
   if (nextFrontier.thinkingStripBoundaryTimestamp === undefined) delete nextFrontier.thinkingStripBoundaryTimestamp;
   const withoutStats: KeeperState = { ...state, frontier: nextFrontier, summaries };

@@ -17,7 +17,8 @@ export interface ChainCompressionConfig {
   enabled: boolean;
   /**
    * A closed tool chain collapses at a flush once at least this many user prompts follow
-   * its final answer (so the chains of the last `rollingWindow` prompts stay intact).
+   * its final answer (so the chains of the last `rollingWindow` prompts stay intact); 0: at
+   * the flush of its own final answer (the next prompt sees it collapsed).
    */
   rollingWindow: number;
 }
@@ -60,6 +61,6 @@ export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   protectedTools: [RECALL_TOOL_NAME],
   protectedPaths: [],
   errorPurge: { enabled: true, cooldownTurns: 4 },
-  chainCompression: { enabled: true, rollingWindow: 1 },
+  chainCompression: { enabled: true, rollingWindow: 0 },
   budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 150_000 },
 };

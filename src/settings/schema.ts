@@ -33,8 +33,8 @@ export const keeperSettingsSchema = z.object({
     }),
     chainCompression: z.object({
       enabled: z.boolean().default(true),
-      /** Closed tool chains older than this many user prompts collapse into one message of call lines. 1: the chain of a request collapses at the flush after the next one, next to that flush's stubs (bench/wire: cheaper than 3 on every tuned seed). */
-      rollingWindow: positiveInt.default(1),
+      /** Closed tool chains older than this many user prompts collapse into one message of call lines. 0: a request's chain collapses at the flush of its own final answer, so the next prompt's rewrite starts at that chain (bench/wire: cheaper than 1 on both tuned seeds). */
+      rollingWindow: nonNegativeInt.default(0),
     }),
     budgetTrigger: z.object({
       enabled: z.boolean().default(true),

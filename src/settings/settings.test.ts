@@ -19,7 +19,7 @@ describe("settings defaults", () => {
     expect(DEFAULT_SETTINGS.enabled).toBe(true);
     expect(DEFAULT_SETTINGS.thinkingStrip.mode).toBe("auto");
     expect(DEFAULT_SETTINGS.thinkingStrip.keepLastTurns).toBe(1);
-    expect(DEFAULT_SETTINGS.pruning.chainCompression.rollingWindow).toBe(1);
+    expect(DEFAULT_SETTINGS.pruning.chainCompression.rollingWindow).toBe(0);
     expect(DEFAULT_SETTINGS.summarizer.model).toBe("");
   });
 

@@ -36,6 +36,7 @@ const CARRIED: Record<keyof Frontier, true> = {
   compressedChains: true,
   thinkingStripBoundaryTimestamp: true,
   frozenThroughTimestamp: true,
+  seamThroughTimestamp: true,
 };
 void CARRIED;
 
@@ -64,6 +65,7 @@ export function sameFrontier(a: Frontier, b: Frontier): boolean {
     a.lastFlushAt === b.lastFlushAt &&
     a.thinkingStripBoundaryTimestamp === b.thinkingStripBoundaryTimestamp &&
     a.frozenThroughTimestamp === b.frozenThroughTimestamp &&
+    a.seamThroughTimestamp === b.seamThroughTimestamp &&
     sameList(a.stubbedKeys, b.stubbedKeys) &&
     sameList(a.purgedErrorKeys, b.purgedErrorKeys) &&
     sameList(a.compressedChains, b.compressedChains) &&
@@ -95,6 +97,8 @@ export function frontierDelta(previous: Frontier, next: Frontier): FrontierDelta
   if (thinking !== undefined) delta.thinkingStripBoundaryTimestamp = thinking;
   const frozen = boundaryMove(previous.frozenThroughTimestamp, next.frozenThroughTimestamp);
   if (frozen !== undefined) delta.frozenThroughTimestamp = frozen;
+  const seam = boundaryMove(previous.seamThroughTimestamp, next.seamThroughTimestamp);
+  if (seam !== undefined) delta.seamThroughTimestamp = seam;
   const fold = foldFrontier(previous);
   return fold.apply(delta) && sameFrontier(fold.frontier(), next) ? delta : undefined;
 }
@@ -129,7 +133,7 @@ export function foldFrontier(base: Frontier): FrontierFold {
       for (const k of d.dropAliases ?? []) delete f.aliases[k];
       if (d.setAliases) Object.assign(f.aliases, d.setAliases);
       f = { ...f, flushSeq: d.flushSeq, lastFlushAt: d.lastFlushAt, stubbedKeys, purgedErrorKeys, compressedChains };
-      for (const field of ["thinkingStripBoundaryTimestamp", "frozenThroughTimestamp"] as const) {
+      for (const field of ["thinkingStripBoundaryTimestamp", "frozenThroughTimestamp", "seamThroughTimestamp"] as const) {
         const moved = d[field];
         if (moved === null) delete f[field];
         else if (moved !== undefined) f[field] = moved;

@@ -31,6 +31,8 @@ const frontier: fc.Arbitrary<Frontier> = fc.record(
     purgedErrorKeys: fc.array(key),
     compressedChains: fc.array(chain, { maxLength: 3 }),
     thinkingStripBoundaryTimestamp: num,
+    frozenThroughTimestamp: num,
+    seamThroughTimestamp: num,
   },
   { requiredKeys: ["version", "flushSeq", "lastFlushAt", "stubbedKeys", "aliases", "purgedErrorKeys", "compressedChains"] },
 );

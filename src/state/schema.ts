@@ -70,8 +70,20 @@ export const FrontierSchema = z.object({
    * sits at its end. Absent until the boundary is first set.
    */
   frozenThroughTimestamp: z.number().optional(),
+  /**
+   * Cache discipline: timestamp of the last message the seam mark covers — the user prompt
+   * right before the first message the next request-end flush is expected to change, never past
+   * the frozen boundary (`src/discipline/seam-point.ts`). Absent: the seam sits at the frozen
+   * boundary (states written before this field).
+   */
+  seamThroughTimestamp: z.number().optional(),
 });
 export type Frontier = z.infer<typeof FrontierSchema>;
+
+/** Where the seam mark goes: the persisted seam point, else the frozen boundary. */
+export function seamThroughOf(frontier: Frontier): number | undefined {
+  return frontier.seamThroughTimestamp ?? frontier.frozenThroughTimestamp;
+}
 
 export const BatchSummarySchema = z.object({
   batchKey: z.string(),
@@ -141,6 +153,7 @@ export const FrontierDeltaSchema = z.object({
   dropChains: z.array(z.string()).optional(),
   thinkingStripBoundaryTimestamp: z.number().nullable().optional(),
   frozenThroughTimestamp: z.number().nullable().optional(),
+  seamThroughTimestamp: z.number().nullable().optional(),
 });
 export type FrontierDelta = z.infer<typeof FrontierDeltaSchema>;
 

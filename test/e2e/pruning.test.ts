@@ -74,10 +74,11 @@ describe("pruning on the wire", () => {
       expect(resumed.requests.filter((r) => r.status !== 200)).toHaveLength(0);
       const last = withoutCacheControl(before.mainRequests.at(-1)!.body.messages);
       const first = withoutCacheControl(resumed.mainRequests[0]!.body.messages);
-      // Everything before the unanswered question is byte-identical across the restart.
+      // Everything before the unanswered question is byte-identical across the restart: with
+      // the default rollingWindow 0 the two finished loops are collapsed chains by then.
       const history = last.length - 1;
-      expect(history).toBeGreaterThan(20);
-      expect(JSON.stringify(last.slice(0, history))).toContain("[context-keeper] output pruned");
+      expect(history).toBeGreaterThanOrEqual(6);
+      expect(JSON.stringify(last.slice(0, history))).toContain("[context-keeper] compressed tool chain");
       expect(JSON.stringify(first.slice(0, history))).toBe(JSON.stringify(last.slice(0, history)));
       // and the resumed session's tool loop keeps reading the cache
       expect(bustIndices(analyze(resumed.mainRequests)).filter((i) => i > 0)).toEqual([]);

@@ -16,7 +16,13 @@ afterAll(() => workspaces.forEach((w) => w.cleanup()));
 const SONNET_45 = "claude-sonnet-4-5";
 const OPUS_45 = "claude-opus-4-5";
 // Flushes only at request ends, so both runs flush at the same points of the script.
-const KEEPER = { summarizer: { mode: "extractive" }, pruning: { budgetTrigger: { enabled: false } }, compaction: { enabled: false } };
+// rollingWindow 1: a finished loop stays visible (stubs, thinking) for one more prompt, so the
+// strip has tool turns to act on (with the default 0 the loop collapses at its own answer).
+const KEEPER = {
+  summarizer: { mode: "extractive" },
+  pruning: { budgetTrigger: { enabled: false }, chainCompression: { rollingWindow: 1 } },
+  compaction: { enabled: false },
+};
 
 const policy = (modelId: string) => resolveThinkingPolicy({ mode: "auto", provider: FAKE_PROVIDER, modelId, api: "anthropic-messages" });
 

@@ -31,7 +31,7 @@ import type { ContextMessage } from "../../src/session/messages.ts";
 import type { KeeperSettings } from "../../src/settings/schema.ts";
 import { dropStateOutsideContext } from "../../src/state/drop-outside-context.ts";
 import { restoreState } from "../../src/state/entries.ts";
-import { emptyState, type KeeperState } from "../../src/state/schema.ts";
+import { emptyState, seamThroughOf, type KeeperState } from "../../src/state/schema.ts";
 import type { BatchSummary, ToolBatch } from "../../src/summarize/batch.ts";
 
 export type { DisciplineFacts, PersistEntry, RecallResult, PreviousSeam };
@@ -217,7 +217,7 @@ export function placeSeam(input: {
   const placed = placeSeamAtFrozenBoundary({
     body,
     rendered: input.rendered,
-    frozenThroughTimestamp: input.state.keeper.frontier.frozenThroughTimestamp,
+    frozenThroughTimestamp: seamThroughOf(input.state.keeper.frontier),
     api: input.model.api,
     modelId: input.model.id,
     ...(input.previous ? { previous: input.previous } : {}),

@@ -1,0 +1,61 @@
+import { describe, expect, test } from "bun:test";
+import { proposeChains } from "./plan-chains.ts";
+import { pairToolCalls } from "../prune/occurrence.ts";
+import { protectionMatcher } from "../prune/protection.ts";
+import type { ContextMessage } from "../session/messages.ts";
+import { flushConfig } from "../../test/support/flush/session.ts";
+import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
+
+const BIG = "x".repeat(3000);
+
+/** p1: a read of a.ts, answered; p2: a batch with a failed tiny call and a re-read of a.ts (an identical output), answered. */
+function session(): ContextMessage[] {
+  return [
+    user("p1", 1),
+    assistant([call("a", "read", { path: "a.ts" })], 2),
+    result("a", "read", BIG, 3),
+    assistant([text("a read")], 4),
+    user("p2", 5),
+    assistant([call("f", "bash", { command: "ls nope" }), call("a2", "read", { path: "a.ts" })], 6),
+    result("f", "bash", "ls: nope: No such file", 7, true),
+    result("a2", "read", BIG, 8),
+    assistant([text("p2 answered")], 9),
+  ];
+}
+
+function chainsFor(messages: ContextMessage[], rollingWindow: number, aliases: Record<string, string>) {
+  const config = { ...flushConfig, chainCompression: { enabled: true, rollingWindow } };
+  return proposeChains({
+    messages,
+    pairing: pairToolCalls(messages),
+    summaries: {},
+    aliases,
+    existingChainKeys: new Set(),
+    config,
+    protection: protectionMatcher(config),
+  });
+}
+
+describe("proposeChains", () => {
+  test("a batch whose outputs are each aliased or trivial collapses (the aliased output's size does not count)", () => {
+    const withNext = [...session(), user("p3", 10)];
+    // a2 repeats a byte for byte (aliased); f is a 22-character failure: the p2 chain collapses.
+    const chains = chainsFor(withNext, 1, { "a2@6#0": "a@2#0" });
+    expect(chains.map((c) => c.chainKey)).toContain("chain:batch:f@6");
+    const p2 = chains.find((c) => c.chainKey === "chain:batch:f@6")!;
+    expect(p2.text).toContain("- bash(command=ls nope) (failed) ref=f@6#0");
+    expect(p2.text).toContain("- read(path=a.ts) ref=a2@6#0");
+    // Without the alias the 3,000-character output is neither summarized nor trivial: no collapse.
+    expect(chainsFor(withNext, 1, {}).map((c) => c.chainKey)).not.toContain("chain:batch:f@6");
+  });
+
+  test("rollingWindow 0: the chain that just ended collapses at the flush of its own final answer", () => {
+    const aliases = { "a2@6#0": "a@2#0" };
+    expect(chainsFor(session(), 0, aliases).map((c) => c.chainKey)).toContain("chain:batch:f@6");
+    // rollingWindow 1 waits for one more prompt.
+    expect(chainsFor(session(), 1, aliases).map((c) => c.chainKey)).not.toContain("chain:batch:f@6");
+    // Inside a running loop (the branch ends on a result) there is no final answer yet: nothing new.
+    const inLoop = session().slice(0, 8);
+    expect(chainsFor(inLoop, 0, aliases).map((c) => c.chainKey)).not.toContain("chain:batch:f@6");
+  });
+});
