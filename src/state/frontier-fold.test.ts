@@ -117,6 +117,7 @@ const step = fc.oneof(
       thinking: fc.option(fc.integer({ min: 0, max: 50 }), { nil: undefined }),
       clearThinking: fc.boolean(),
       frozen: fc.option(fc.integer({ min: 0, max: 50 }), { nil: undefined }),
+      seam: fc.option(fc.integer({ min: 0, max: 50 }), { nil: undefined }),
       now: fc.integer({ min: 0, max: 1e6 }),
     }),
   },
@@ -180,6 +181,7 @@ describe("property: folding a branch's flush entries gives the frontier in memor
           if (s.thinking !== undefined) next.thinkingStripBoundaryTimestamp = s.thinking;
           else if (s.clearThinking) delete next.thinkingStripBoundaryTimestamp;
           if (s.frozen !== undefined) next.frozenThroughTimestamp = s.frozen;
+          if (s.seam !== undefined) next.seamThroughTimestamp = s.seam;
           const persisted = flushEntryOf({ previous: here.state, frontier: next, summaries: [], policy: { maxDeltas, chainRatio } });
           const state = { ...here.state, frontier: next, frontierChain: persisted.chain };
           const entries = [...here.entries, persisted.entry];
