@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { adaptiveStartTokens, DEFAULT_EXPECTED_LATENCY_MS, EMPTY_PACE, expectedLatencyMs, growthPerMs, maxTurnGrowth, type Pace, PACE_TURNS, recordLatency, recordTurn } from "./adaptive-start.ts";
+import { adaptiveStartTokens, startFloor, DEFAULT_EXPECTED_LATENCY_MS, EMPTY_PACE, expectedLatencyMs, growthPerMs, maxTurnGrowth, type Pace, PACE_TURNS, recordLatency, recordTurn } from "./adaptive-start.ts";
 
 function paceOf(samples: Array<[number, number]>, latencies: number[] = []): Pace {
   let p = EMPTY_PACE;
@@ -55,6 +55,16 @@ describe("adaptiveStartTokens", () => {
     expect(adaptiveStartTokens({ ...settings, pace: paceOf([[0, 30_000], [100, 32_000]], [2_000]) })).toBe(43_616);
     // A configured start below the floor is kept.
     expect(adaptiveStartTokens({ ...settings, configuredStart: 30_000, pace })).toBe(30_000);
+  });
+
+  test("a large window: never below 35% of Pi's threshold, however fast the growth", () => {
+    // 1M window, instant answers (24 tokens/ms, 2 s summaries → a 60k lead is nothing here; 2,400 tokens/ms → 6M).
+    const big = { contextWindow: 1_000_000, reserveTokens: 16_384, keepRecentTokens: 20_000, configuredStart: 800_000 };
+    const pace = paceOf([[0, 30_000], [1, 32_400], [2, 34_800]], [2_000]);
+    expect(adaptiveStartTokens({ ...big, pace })).toBe(Math.ceil((1_000_000 - 16_384) * 0.35));
+    expect(startFloor(big)).toBe(344_266);
+    // The 110k window keeps keep + reserve.
+    expect(startFloor(settings)).toBe(36_384);
   });
 
   test("an empty configured window stays empty", () => {

@@ -87,7 +87,17 @@ export function adaptiveStartTokens(input: AdaptiveStartInput): number {
   return Math.min(input.configuredStart, early);
 }
 
-/** The earliest adaptive start: keep + reserve (see `adaptiveStartTokens`). */
-export function startFloor(input: Pick<AdaptiveStartInput, "keepRecentTokens" | "reserveTokens">): number {
-  return input.keepRecentTokens + input.reserveTokens;
+/**
+ * The smallest share of Pi's threshold a job may start at, whatever the lead. A job that is
+ * ready is applied, so its start is where the session gets compacted: with near-instant answers
+ * the measured growth per ms makes the lead longer than a large window, and without this bound a
+ * 1M-token session would be compacted at keep + reserve (~36k tokens), long before Pi would ever
+ * compact it. 0.35 leaves the 110k-window floor at keep + reserve (36,384 > 0.35 × 93,616).
+ */
+export const MIN_START_SHARE_OF_THRESHOLD = 0.35;
+
+/** The earliest adaptive start: keep + reserve, and never below `MIN_START_SHARE_OF_THRESHOLD` of Pi's threshold (see `adaptiveStartTokens`). */
+export function startFloor(input: Pick<AdaptiveStartInput, "keepRecentTokens" | "reserveTokens" | "contextWindow">): number {
+  const threshold = input.contextWindow - input.reserveTokens;
+  return Math.max(input.keepRecentTokens + input.reserveTokens, Math.ceil(threshold * MIN_START_SHARE_OF_THRESHOLD));
 }
