@@ -10,13 +10,15 @@
  *   the request's last message is a human turn, else "in a tool loop".
  * - Final context is the last main request's input tokens (uncached + read + write).
  * - Summary calls are answered side requests; refused requests are any non-200 answer.
+ * - Carried-history cost is the part of the cost spent on the history carried into each prompt;
+ *   cost minus it is the floor of any arm that leaves tool loops untouched (`floor.ts`).
  */
 import { isHumanTurn } from "../../test/support/fake-anthropic/validate.ts";
 import type { RecordedRequest, WireBlock, WireMessage } from "../../test/support/fake-anthropic/types.ts";
+import { carriedHistoryCost } from "./floor.ts";
+import { OUTPUT_WEIGHT, READ_WEIGHT, WRITE_WEIGHT } from "./weights.ts";
 
-export const WRITE_WEIGHT = 1.25;
-export const READ_WEIGHT = 0.1;
-export const OUTPUT_WEIGHT = 5;
+export { OUTPUT_WEIGHT, READ_WEIGHT, WRITE_WEIGHT };
 
 export interface ContextMix {
   toolResultChars: number;
@@ -35,6 +37,8 @@ export interface RunMeasure {
   cost: number;
   /** The part of `cost` spent on side (summary) requests. */
   sideCost: number;
+  /** The part of `cost` spent on the history carried into each prompt (`floor.ts`). */
+  carriedHistoryCost: number;
   bustsInLoop: number;
   bustsAtPromptStart: number;
   /** Most busts inside one user prompt (its start and its tool loop). */
@@ -128,6 +132,7 @@ export function measureRun(requests: readonly RecordedRequest[]): RunMeasure {
     refused,
     cost,
     sideCost,
+    carriedHistoryCost: carriedHistoryCost(requests),
     bustsInLoop,
     bustsAtPromptStart,
     maxBustsPerPrompt,

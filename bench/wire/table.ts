@@ -12,6 +12,8 @@ export interface Row {
   arm: string;
   costVsBare?: number;
   costVsCondense?: number;
+  /** The run's floor with no tool loop touched (cost − carried history, `floor.ts`) ÷ bare's cost. */
+  floorVsBare?: number;
   contextVsBare?: number;
   contextVsCondense?: number;
   m: RunMeasure;
@@ -29,6 +31,7 @@ export function rowsOf(results: readonly ArmResult[]): Row[] {
       m,
       costVsBare: ratio(m.cost, bare?.cost),
       costVsCondense: ratio(m.cost, condense?.cost),
+      floorVsBare: ratio(m.cost - m.carriedHistoryCost, bare?.cost),
       contextVsBare: ratio(m.finalContextTokens, bare?.finalContextTokens),
       contextVsCondense: ratio(m.finalContextTokens, condense?.finalContextTokens),
     };
@@ -39,12 +42,13 @@ const fx = (x: number | undefined, d = 3) => (x === undefined ? "–" : x.toFixe
 const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
 export function formatTable(results: readonly ArmResult[]): string {
-  const header = ["seed", "arm", "cost/bare", "cost/condense", "busts loop", "busts start", "max/prompt", "final ctx/bare", "ctx/condense", "final ctx", "tool results", "thinking", "user text", "summary calls", "refused", "main req"];
+  const header = ["seed", "arm", "cost/bare", "cost/condense", "floor/bare", "busts loop", "busts start", "max/prompt", "final ctx/bare", "ctx/condense", "final ctx", "tool results", "thinking", "user text", "summary calls", "refused", "main req"];
   const lines = rowsOf(results).map((r) => [
     String(r.seed),
     r.arm,
     fx(r.costVsBare),
     fx(r.costVsCondense),
+    fx(r.floorVsBare),
     String(r.m.bustsInLoop),
     String(r.m.bustsAtPromptStart),
     String(r.m.maxBustsPerPrompt),
@@ -59,7 +63,7 @@ export function formatTable(results: readonly ArmResult[]): string {
     String(r.m.mainRequests),
   ]);
   const out = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...lines.map((l) => `| ${l.join(" | ")} |`)];
-  return out.join("\n") + "\n\n(final ctx in tokens; tool results / thinking / user text in characters of the last request)";
+  return out.join("\n") + "\n\n(final ctx in tokens; tool results / thinking / user text in characters of the last request; floor/bare: the arm's cost with no history carried into any prompt, the least any arm that leaves tool loops untouched can pay, ÷ bare's cost)";
 }
 
 /** Issue #11's goals for the keeper arm against the same seed's bare and pi-condense arms. */
