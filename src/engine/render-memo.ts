@@ -11,8 +11,9 @@
  * - chain compression, the error purge, the strip (held by `guardCurrentLoop`) and the pairing
  *   sweep change only messages before L, from the pairing before L;
  * - the stub phase reads the whole request in three places: which keys are stubbed, which keys
- *   are purged error calls, which pointer refs the request shows. A tail result whose call id
- *   is the id of any of those keys falls back (conservative: the id, not the key);
+ *   are purged error calls, which pointer refs the request shows. A tail result answering one of
+ *   those keys falls back (its key is paired from the prefix's last assistant on: an assistant
+ *   opens the tool flow anew, so that pairing is the full one's);
  * - the strip protects the last assistant message: when it lies before L, the tail brings a new
  *   one and the strip would take its thinking once unprotected, falls back (with the default
  *   keepLastTurns 1 the flush's boundary is that very message, which then keeps its thinking);
@@ -29,7 +30,7 @@ import { isAssistant, isToolResult, isUser, timestampOf, type ContextMessage } f
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
 import { stubIndexOf } from "../prune/stub-text.ts";
-import { currentLoopStart } from "../prune/occurrence.ts";
+import { currentLoopStart, pairToolCalls } from "../prune/occurrence.ts";
 import { keeperRender, thinkingPhaseFor, type KeeperRenderInput } from "./render.ts";
 
 /** The previous render and what its reuse needs. Plain data, replaced (never mutated) at each render. */
@@ -49,8 +50,8 @@ export interface RenderMemo {
   unchanged: boolean;
   loopStart: number;
   lastAssistant: number;
-  /** Call ids of every key the stub phase looks up in the whole request (stubbed, purged, pointer refs). */
-  watchedIds: ReadonlySet<string>;
+  /** Every key the stub phase looks up in the whole request (stubbed, purged, pointer refs). */
+  watchedKeys: ReadonlySet<string>;
   /** The strip's boundary when it runs for this model (undefined: no strip). */
   stripBoundary: number | undefined;
 }
@@ -64,19 +65,22 @@ function contentLength(m: ContextMessage): number {
 
 const toolCallIdOf = (m: ContextMessage): string | undefined => (m as { toolCallId?: string }).toolCallId;
 
-/** The call id of an occurrence key `${id}@${timestamp}#${n}`. */
-function callIdOfKey(key: string): string {
-  const at = key.lastIndexOf("@");
-  return at < 0 ? key : key.slice(0, at);
+function watchedKeysOf(state: KeeperState): Set<string> {
+  const { textByKey, pointers } = stubIndexOf(state);
+  const keys = new Set<string>(textByKey.keys());
+  for (const p of pointers.values()) keys.add(p.ref);
+  for (const key of state.frontier.purgedErrorKeys) keys.add(key);
+  return keys;
 }
 
-function watchedIdsOf(state: KeeperState): Set<string> {
-  const { textByKey, pointers } = stubIndexOf(state);
-  const ids = new Set<string>();
-  for (const key of textByKey.keys()) ids.add(callIdOfKey(key));
-  for (const p of pointers.values()) ids.add(callIdOfKey(p.ref));
-  for (const key of state.frontier.purgedErrorKeys) ids.add(callIdOfKey(key));
-  return ids;
+/** Whether a tail result answers a watched key. */
+function tailAnswersWatched(memo: RenderMemo, messages: readonly ContextMessage[]): boolean {
+  if (memo.watchedKeys.size === 0) return false;
+  // Pairing restarts at every assistant, and the user message before the loop ends the tool flow.
+  const from = Math.max(memo.lastAssistant, memo.loopStart);
+  const tailFrom = memo.roles.length - from;
+  for (const [index, key] of pairToolCalls(messages.slice(from)).callKeyByResultIndex) if (index >= tailFrom && memo.watchedKeys.has(key)) return true;
+  return false;
 }
 
 function lastAssistantOf(messages: readonly ContextMessage[]): number {
@@ -110,12 +114,14 @@ export function reuseBlocker(memo: RenderMemo | undefined, input: KeeperRenderIn
       return "prefix changed";
   }
   let tailAssistant = false;
+  let tailResult = false;
   for (let i = n; i < messages.length; i++) {
     const m = messages[i]!;
     if (isUser(m)) return "the tail starts a new loop";
     if (isAssistant(m)) tailAssistant = true;
-    else if (isToolResult(m) && memo.watchedIds.has(m.toolCallId)) return "a tail result's call id is watched";
+    else if (isToolResult(m)) tailResult = true;
   }
+  if (tailResult && tailAnswersWatched(memo, messages)) return "a tail result answers a watched key";
   const last = memo.lastAssistant;
   if (tailAssistant && memo.stripBoundary !== undefined && last >= 0 && last < memo.loopStart && strippedUnlessProtected(messages[last]!, memo.stripBoundary))
     return "the strip's protected last assistant moves";
@@ -150,7 +156,7 @@ function memoOf(input: KeeperRenderInput, rendered: ContextMessage[], sources: n
     unchanged: rendered === messages,
     loopStart: base ? base.loopStart : currentLoopStart(messages),
     lastAssistant: tailAssistant >= 0 ? from + tailAssistant : (base?.lastAssistant ?? -1),
-    watchedIds: base ? base.watchedIds : watchedIdsOf(input.state),
+    watchedKeys: base ? base.watchedKeys : watchedKeysOf(input.state),
     stripBoundary,
   };
 }
