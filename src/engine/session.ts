@@ -28,7 +28,7 @@ import { emptyCacheLedger, ledgerOnSend, ledgerOnUsage, type CacheLedger, type L
 import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
-import { keeperRender } from "./render.ts";
+import { renderWithMemo, type RenderMemo } from "./render-memo.ts";
 import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
 
 export interface EngineState {
@@ -38,6 +38,8 @@ export interface EngineState {
   gateLog: GateDecisionLog;
   /** The last render: what the request carried (seam placement, the gate's "sent"). */
   lastRender: { raw: readonly ContextMessage[]; rendered: readonly ContextMessage[]; state: KeeperState } | undefined;
+  /** What the next render may reuse of the last one between flushes (render-memo.ts). */
+  renderMemo: RenderMemo | undefined;
   /** Where the budget trigger counts from (live: Pi's context tokens after the last flush). */
   budget: BudgetBase;
   /** The running flush's capture and the keeper state it was taken from (reused at its plan while still valid). */
@@ -51,6 +53,7 @@ export function initialEngineState(over: Partial<EngineState> = {}): EngineState
     ledger: emptyCacheLedger(),
     gateLog: emptyGateDecisionLog(),
     lastRender: undefined,
+    renderMemo: undefined,
     budget: { tokensAtLastFlush: 0, handoffsSeen: 0 },
     flushing: undefined,
     ...over,
@@ -119,8 +122,8 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
       persist = done.result;
     }
   }
-  const rendered = keeperRender({ messages, state: next.keeper, settings, model });
-  return { state: { ...next, lastRender: { raw: messages, rendered, state: next.keeper } }, rendered, persist };
+  const { rendered, memo } = renderWithMemo({ messages, state: next.keeper, settings, model }, next.renderMemo);
+  return { state: { ...next, lastRender: { raw: messages, rendered, state: next.keeper }, renderMemo: memo }, rendered, persist };
 }
 
 /** The serialized request about to go out (cache ledger; the seam when discipline and `cache.seam` are on). */

@@ -127,6 +127,7 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
         recall: event.recall,
         ledger: event.ledger,
         lastRender: undefined,
+        renderMemo: undefined,
         flushing: undefined,
         budget: { ...state.budget, tokensAtLastFlush: event.contextTokens },
       });

@@ -1,5 +1,5 @@
 /** The thinking strip: pure core (boundary at flush, strip at render, model policy). */
-export { stripOldThinking, withoutThinking, PAIRED_REASONING_APIS, type ThinkingStripConfig } from "./strip.ts";
+export { stripOldThinking, strippedUnlessProtected, withoutThinking, PAIRED_REASONING_APIS, type ThinkingStripConfig } from "./strip.ts";
 export {
   computeThinkingBoundary,
   boundaryAtFlush,

@@ -67,6 +67,21 @@ function liveCountCutoff(messages: readonly ContextMessage[], keepLastTurns: num
   return 0; // fewer than K assistant messages: nothing is old
 }
 
+function hasStrippableThinking(m: AssistantMessage): boolean {
+  return hasThinkingBlock(m) && !PAIRED_REASONING_APIS.has(m.api);
+}
+
+/**
+ * Whether the strip with this boundary removes `m`'s thinking unless `m` is protected (current
+ * loop, last assistant message). A message without a timestamp cannot be placed against the
+ * boundary: left alone.
+ */
+export function strippedUnlessProtected(m: ContextMessage, boundary: number): boolean {
+  if (!isAssistant(m) || !hasStrippableThinking(m)) return false;
+  const t = timestampOf(m);
+  return t !== undefined && t < boundary;
+}
+
 export function stripOldThinking(
   messages: ContextMessage[],
   config: ThinkingStripConfig,
@@ -76,19 +91,13 @@ export function stripOldThinking(
 
   const byBoundary = isUsableBoundary(boundary);
   const cutoff = byBoundary ? 0 : liveCountCutoff(messages, config.keepLastTurns);
-  const isOld = (m: AssistantMessage, index: number): boolean => {
-    if (!byBoundary) return index < cutoff;
-    // A message without a timestamp cannot be placed against the boundary: left alone.
-    const t = timestampOf(m);
-    return t !== undefined && t < (boundary as number);
-  };
 
   let protectedIndices: Set<number> | undefined;
   let out: ContextMessage[] | undefined;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     let replacement: ContextMessage | undefined;
-    if (isAssistant(m) && hasThinkingBlock(m) && !PAIRED_REASONING_APIS.has(m.api) && isOld(m, i)) {
+    if (isAssistant(m) && (byBoundary ? strippedUnlessProtected(m, boundary) : hasStrippableThinking(m) && i < cutoff)) {
       protectedIndices ??= protectedAssistantIndices(messages);
       if (!protectedIndices.has(i)) replacement = withoutThinking(m);
     }

@@ -1,0 +1,193 @@
+/**
+ * The incremental render: between flushes the history only grows, so the render of the request
+ * before (kept in a `RenderMemo` the caller owns, `EngineState.renderMemo`) is reused for the
+ * unchanged prefix and only the new tail is looked at. Exact: whenever a render decision for old
+ * messages could depend on the tail, the full render runs (`keeperRender`).
+ *
+ * Why the reuse is exact when `reuseBlocker` finds nothing. Let L be the current loop's start
+ * (after the last user message). A tail without a user message keeps L, and
+ * - pairing is causal (a result pairs with calls before it) and the user message at L-1 breaks
+ *   the tool flow, so nothing before L pairs with the tail;
+ * - chain compression, the error purge, the strip (held by `guardCurrentLoop`) and the pairing
+ *   sweep change only messages before L, from the pairing before L;
+ * - the stub phase reads the whole request in three places: which keys are stubbed, which keys
+ *   are purged error calls, which pointer refs the request shows. A tail result answering one of
+ *   those keys falls back (its key is paired from the prefix's last assistant on: an assistant
+ *   opens the tool flow anew, so that pairing is the full one's);
+ * - the strip protects the last assistant message: when it lies before L, the tail brings a new
+ *   one and the strip would take its thinking once unprotected, falls back (with the default
+ *   keepLastTurns 1 the flush's boundary is that very message, which then keeps its thinking);
+ *   the live-count strip (no boundary yet) depends on the tail: falls back.
+ * So the render is the previous one (its passed-through messages taken from the new request)
+ * followed by the tail as it is.
+ *
+ * The prefix is recognized by a cheap key per message (role, timestamp, tool call id, content
+ * length): a tree move, a compaction, a restart (new state object) or a replaced message
+ * changes it and falls back.
+ */
+import { boundaryForRender, strippedUnlessProtected } from "../thinking/index.ts";
+import { isAssistant, isToolResult, isUser, timestampOf, type ContextMessage } from "../session/messages.ts";
+import type { KeeperSettings } from "../settings/schema.ts";
+import type { KeeperState } from "../state/schema.ts";
+import { stubIndexOf } from "../prune/stub-text.ts";
+import { currentLoopStart, pairToolCalls } from "../prune/occurrence.ts";
+import { keeperRender, thinkingPhaseFor, type KeeperRenderInput } from "./render.ts";
+
+/** The previous render and what its reuse needs. Plain data, replaced (never mutated) at each render. */
+export interface RenderMemo {
+  state: KeeperState;
+  settings: KeeperSettings;
+  model: string;
+  /** Per raw message: its cheap key's parts. */
+  roles: readonly string[];
+  timestamps: readonly (number | undefined)[];
+  toolCallIds: readonly (string | undefined)[];
+  contentLengths: readonly number[];
+  /** The render; per element the raw index it passed through from, or -1 (a message the render made). */
+  rendered: readonly ContextMessage[];
+  sources: readonly number[];
+  /** Whether the render was the raw array itself. */
+  unchanged: boolean;
+  loopStart: number;
+  lastAssistant: number;
+  /** Every key the stub phase looks up in the whole request (stubbed, purged, pointer refs). */
+  watchedKeys: ReadonlySet<string>;
+  /** The strip's boundary when it runs for this model (undefined: no strip). */
+  stripBoundary: number | undefined;
+}
+
+const modelKey = (model: KeeperRenderInput["model"]): string => (model ? `${model.provider}\u0000${model.id}\u0000${model.api ?? ""}` : "");
+
+function contentLength(m: ContextMessage): number {
+  const c = (m as { content?: unknown }).content;
+  return typeof c === "string" || Array.isArray(c) ? c.length : -1;
+}
+
+const toolCallIdOf = (m: ContextMessage): string | undefined => (m as { toolCallId?: string }).toolCallId;
+
+function watchedKeysOf(state: KeeperState): Set<string> {
+  const { textByKey, pointers } = stubIndexOf(state);
+  const keys = new Set<string>(textByKey.keys());
+  for (const p of pointers.values()) keys.add(p.ref);
+  for (const key of state.frontier.purgedErrorKeys) keys.add(key);
+  return keys;
+}
+
+/** Whether a tail result answers a watched key. */
+function tailAnswersWatched(memo: RenderMemo, messages: readonly ContextMessage[]): boolean {
+  if (memo.watchedKeys.size === 0) return false;
+  // Pairing restarts at every assistant, and the user message before the loop ends the tool flow.
+  const from = Math.max(memo.lastAssistant, memo.loopStart);
+  const tailFrom = memo.roles.length - from;
+  for (const [index, key] of pairToolCalls(messages.slice(from)).callKeyByResultIndex) if (index >= tailFrom && memo.watchedKeys.has(key)) return true;
+  return false;
+}
+
+function lastAssistantOf(messages: readonly ContextMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (isAssistant(messages[i]!)) return i;
+  return -1;
+}
+
+/** The strip's boundary: none when it does not run, "live count" before any boundary (old messages then depend on the tail). */
+function stripBoundaryOf(input: KeeperRenderInput): { boundary: number | undefined } | "live count" {
+  if (!thinkingPhaseFor(input.settings, input.model)) return { boundary: undefined };
+  const f = input.state.frontier;
+  const boundary = boundaryForRender({ persisted: f.thinkingStripBoundaryTimestamp, hasFlushed: f.flushSeq > 0 });
+  return boundary === undefined ? "live count" : { boundary };
+}
+
+/** Why the memo cannot be reused for `input` (undefined: it can). */
+export function reuseBlocker(memo: RenderMemo | undefined, input: KeeperRenderInput): string | undefined {
+  const { messages } = input;
+  if (!memo) return "no memo";
+  if (memo.state !== input.state || memo.settings !== input.settings || memo.model !== modelKey(input.model)) return "state, settings or model changed";
+  const n = memo.roles.length;
+  if (messages.length < n) return "history shrank";
+  for (let i = 0; i < n; i++) {
+    const m = messages[i]!;
+    if (
+      (m as { role?: string }).role !== memo.roles[i] ||
+      timestampOf(m) !== memo.timestamps[i] ||
+      toolCallIdOf(m) !== memo.toolCallIds[i] ||
+      contentLength(m) !== memo.contentLengths[i]
+    )
+      return "prefix changed";
+  }
+  let tailAssistant = false;
+  let tailResult = false;
+  for (let i = n; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (isUser(m)) return "the tail starts a new loop";
+    if (isAssistant(m)) tailAssistant = true;
+    else if (isToolResult(m)) tailResult = true;
+  }
+  if (tailResult && tailAnswersWatched(memo, messages)) return "a tail result answers a watched key";
+  const last = memo.lastAssistant;
+  if (tailAssistant && memo.stripBoundary !== undefined && last >= 0 && last < memo.loopStart && strippedUnlessProtected(messages[last]!, memo.stripBoundary))
+    return "the strip's protected last assistant moves";
+  return undefined;
+}
+
+function memoOf(input: KeeperRenderInput, rendered: ContextMessage[], sources: number[], stripBoundary: number | undefined, base?: RenderMemo): RenderMemo {
+  const { messages } = input;
+  const from = base ? base.roles.length : 0;
+  const roles = base ? base.roles.slice() : [];
+  const timestamps = base ? base.timestamps.slice() : [];
+  const toolCallIds = base ? base.toolCallIds.slice() : [];
+  const contentLengths = base ? base.contentLengths.slice() : [];
+  for (let i = from; i < messages.length; i++) {
+    const m = messages[i]!;
+    roles.push((m as { role?: string }).role ?? "");
+    timestamps.push(timestampOf(m));
+    toolCallIds.push(toolCallIdOf(m));
+    contentLengths.push(contentLength(m));
+  }
+  const tailAssistant = lastAssistantOf(messages.slice(from));
+  return {
+    state: input.state,
+    settings: input.settings,
+    model: modelKey(input.model),
+    roles,
+    timestamps,
+    toolCallIds,
+    contentLengths,
+    rendered,
+    sources,
+    unchanged: rendered === messages,
+    loopStart: base ? base.loopStart : currentLoopStart(messages),
+    lastAssistant: tailAssistant >= 0 ? from + tailAssistant : (base?.lastAssistant ?? -1),
+    watchedKeys: base ? base.watchedKeys : watchedKeysOf(input.state),
+    stripBoundary,
+  };
+}
+
+/** Per element of a full render, the raw index it passed through from (-1: made by the render). */
+function sourcesOf(messages: readonly ContextMessage[], rendered: readonly ContextMessage[]): number[] {
+  const indexOf = new Map<ContextMessage, number>();
+  messages.forEach((m, i) => indexOf.set(m, i));
+  return rendered.map((m) => indexOf.get(m) ?? -1);
+}
+
+/** `keeperRender`, reusing `memo` when that is exact; returns the render and the memo for the next request. */
+export function renderWithMemo(input: KeeperRenderInput, memo: RenderMemo | undefined): { rendered: ContextMessage[]; memo: RenderMemo | undefined } {
+  const { messages } = input;
+  if (!input.settings.enabled) return { rendered: messages, memo: undefined };
+  if (reuseBlocker(memo, input) === undefined) {
+    const base = memo!;
+    if (base.unchanged) return { rendered: messages, memo: memoOf(input, messages, [], base.stripBoundary, base) };
+    const rendered: ContextMessage[] = base.rendered.map((m, i) => {
+      const source = base.sources[i]!;
+      return source >= 0 ? messages[source]! : m;
+    });
+    const sources = base.sources.slice();
+    for (let i = base.roles.length; i < messages.length; i++) {
+      rendered.push(messages[i]!);
+      sources.push(i);
+    }
+    return { rendered, memo: memoOf(input, rendered, sources, base.stripBoundary, base) };
+  }
+  const rendered = keeperRender(input);
+  const strip = stripBoundaryOf(input);
+  if (strip === "live count") return { rendered, memo: undefined };
+  return { rendered, memo: memoOf(input, rendered, rendered === messages ? [] : sourcesOf(messages, rendered), strip.boundary) };
+}
