@@ -1,23 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import type { RecordedRequest, WireMessage } from "../../test/support/fake-anthropic/types.ts";
+import { recordedRequest } from "./recorded-request.ts";
 import { carriedHistoryCost } from "./floor.ts";
 import { measureRun } from "./measure.ts";
 import { formatTable, rowsOf } from "./table.ts";
 
-function req(kind: "main" | "side", messages: WireMessage[], [input, read, write]: [number, number, number]): RecordedRequest {
-  return {
-    seq: 0,
-    kind,
-    kindIndex: 0,
-    arrivedAtMs: 0,
-    sinceStartMs: 0,
-    url: "",
-    headers: {},
-    raw: "",
-    body: { messages },
-    status: 200,
-    response: { messageId: "m", toolCalls: [], stopReason: "end_turn", usage: { input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: write, output_tokens: 1 } },
-  };
+function req(kind: "main" | "side", messages: WireMessage[], usage: [number, number, number]): RecordedRequest {
+  return recordedRequest({ kind, messages, usage });
 }
 const prompt: WireMessage = { role: "user", content: [{ type: "text", text: "Task" }] };
 const result: WireMessage = { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: "x" }] };

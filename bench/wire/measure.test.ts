@@ -1,27 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import type { RecordedRequest, WireMessage } from "../../test/support/fake-anthropic/types.ts";
+import { recordedRequest } from "./recorded-request.ts";
 import { fakeSummaryOf, splitCalls } from "./fake-summary.ts";
 import { measureRun } from "./measure.ts";
 import { checkGoals, formatTable, rowsOf } from "./table.ts";
 
 let seq = 0;
 function req(kind: "main" | "side", messages: WireMessage[], usage: [number, number, number, number], status = 200): RecordedRequest {
-  const [input, read, write, output] = usage;
-  return {
-    seq: seq++,
-    kind,
-    kindIndex: 0,
-    arrivedAtMs: 0,
-    sinceStartMs: 0,
-    url: "",
-    headers: {},
-    raw: "",
-    body: { messages },
-    status,
-    ...(status === 200
-      ? { response: { messageId: "m", toolCalls: [], stopReason: "end_turn", usage: { input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: write, output_tokens: output } } }
-      : {}),
-  };
+  return recordedRequest({ seq: seq++, kind, messages, usage, status });
 }
 const prompt: WireMessage = { role: "user", content: [{ type: "text", text: "Task" }] };
 const results: WireMessage = { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: "x".repeat(40) }] };
