@@ -27,6 +27,7 @@ import { toLlmMessages } from "../src/report/pi-session-contexts.ts";
 import type { ContextMessage } from "../src/session/messages.ts";
 import { flushRecordEntry } from "../src/state/entries.ts";
 import { FLUSH_RECORD_VERSION, type KeeperState } from "../src/state/schema.ts";
+import { withAgentDir } from "../test/support/host/agent-dir.ts";
 
 export interface Stat {
   /** The least disturbed tenth (a shared machine's load lands in the upper ones). */
@@ -113,12 +114,8 @@ export function createRequestRunner(o: RequestRunnerOptions): { step(): Promise<
     sessionManager: { getBranch: branch, buildSessionProjection: () => ({ messages: raw }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens: 100_000, contextWindow: 200_000, percent: 50 }),
   } as unknown as ExtensionContext;
-  const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
-  process.env.PI_CODING_AGENT_DIR = join(ctx.cwd, "agent");
   const host = (o.createHost ?? createKeeperHost)(pi as never, { now: () => clock.now });
-  host.onSessionStart(ctx);
-  if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-  else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
+  withAgentDir(join(ctx.cwd, "agent"), () => host.onSessionStart(ctx));
   let next = o.start;
 
   return {

@@ -12,6 +12,7 @@ import type { CompactionOutlook } from "../compaction/cooperation.ts";
 import { budgetThreshold } from "../flush/budget-trigger.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import { createKeeperHost } from "./keeper-host.ts";
+import { withAgentDir } from "../../test/support/host/agent-dir.ts";
 
 const WINDOW = 200_000;
 /** The context size at which the budget rule fires from a base far below it. */
@@ -32,14 +33,7 @@ function fixture() {
     getContextUsage: () => ({ tokens, contextWindow: WINDOW, percent: (100 * tokens) / WINDOW }),
   } as unknown as ExtensionContext;
   const host = createKeeperHost(pi as never, { now: () => 1_000_000, compactionOutlook: () => outlook });
-  const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
-  process.env.PI_CODING_AGENT_DIR = join(dir, "agent");
-  try {
-    host.onSessionStart(ctx);
-  } finally {
-    if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
-  }
+  withAgentDir(join(dir, "agent"), () => host.onSessionStart(ctx));
   return {
     host,
     ctx,

@@ -14,6 +14,7 @@ import { registerKeeper } from "./hooks.ts";
 import { createKeeperHost } from "./keeper-host.ts";
 import { formatTokenCount } from "../ui/status-line.ts";
 import { prunedTokens, STATUS_LINE_KEY } from "./status-runtime.ts";
+import { withAgentDir } from "../../test/support/host/agent-dir.ts";
 
 const OPUS = { provider: "anthropic", id: "claude-opus-4-5", api: "anthropic-messages" }; // `auto` strips old thinking
 
@@ -40,14 +41,7 @@ function fixture() {
     getContextUsage: () => ({ tokens: 10_000, contextWindow: 200_000, percent: 5 }),
   } as unknown as ExtensionCommandContext;
   const host = createKeeperHost(pi as never, { now: () => 1_000_000 });
-  const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
-  process.env.PI_CODING_AGENT_DIR = join(dir, "agent");
-  try {
-    host.onSessionStart(ctx);
-  } finally {
-    if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-    else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
-  }
+  withAgentDir(join(dir, "agent"), () => host.onSessionStart(ctx));
   return { host, ctx, appended, statuses, notes, active };
 }
 

@@ -12,6 +12,7 @@ import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import { CUSTOM_TYPE_FLUSH } from "../state/schema.ts";
 import { assistant, text, thinking, user } from "../../test/support/message-factory.ts";
 import { createKeeperHost } from "./keeper-host.ts";
+import { withAgentDir } from "../../test/support/host/agent-dir.ts";
 
 const OPUS = { provider: "anthropic", id: "claude-opus-4-5", api: "anthropic-messages" }; // `auto` strips old thinking
 
@@ -47,14 +48,7 @@ messages.push(user("last", 10 * PROMPTS + 1));
 describe("the context handler appends nothing", () => {
   test("a cold re-plan changes the render at once; its entries are appended at before_provider_request", () => {
     const { host, ctx, appended } = fixture();
-    const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
-    process.env.PI_CODING_AGENT_DIR = join(ctx.cwd, "agent");
-    try {
-      host.onSessionStart(ctx);
-    } finally {
-      if (previousAgentDir === undefined) delete process.env.PI_CODING_AGENT_DIR;
-      else process.env.PI_CODING_AGENT_DIR = previousAgentDir;
-    }
+    withAgentDir(join(ctx.cwd, "agent"), () => host.onSessionStart(ctx));
     const out = host.onContext({ type: "context", messages } as never, ctx);
     expect(out).toBeDefined();
     const thinkingLeft = out!.messages.filter((m) => m.role === "assistant" && m.content.some((b) => b.type === "thinking")).length;
