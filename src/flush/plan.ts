@@ -213,7 +213,7 @@ export interface ApplyFlushOptions {
   seamThroughTimestamp?: number;
   /** Renders for the savings estimate (default `renderContext`); injected to count renders. */
   render?: SavingsInput["render"];
-  /** False: skip the savings estimate (a trial state that is measured, never persisted). */
+  /** False: a trial state that is measured, never persisted: no savings estimate, no entry. */
   measure?: boolean;
   /** The savings estimate already measured (the gate's renders measure it): no render here. */
   tokensSaved?: number;
@@ -280,6 +280,8 @@ export function applyFlush(draft: FlushDraft, options: ApplyFlushOptions = {}): 
     summarizerOutputTokens: s.summarizerOutputTokens + newRecords.reduce((n, r) => n + r.summary.outputTokens, 0),
     summarizerCost: s.summarizerCost + newRecords.reduce((n, r) => n + r.summary.cost, 0),
   };
+  // A trial state is rendered, never persisted: no entry (and no frontier delta) to build for it.
+  if (options.measure === false) return { nextState: { ...withoutStats, stats: nextStats }, entriesToPersist: [], decisions };
   const persisted = flushEntryOf({ previous: state, frontier: nextFrontier, summaries: newRecords, stats: nextStats });
   const nextState: KeeperState = { ...withoutStats, stats: nextStats, frontierChain: persisted.chain };
   return { nextState, entriesToPersist: [persisted.entry], decisions };
