@@ -43,3 +43,7 @@ for (const k of ["other", "this"] as const)
     const clone = q(xs.map((s) => s.clone), p);
     console.log(`${k.padEnd(6)} p${String(p * 100).padEnd(8)}${f(q(xs.map((s) => s.context), p))}  ${f(q(xs.map((s) => s.beforeRequest), p))}  ${f(q(xs.map((s) => s.messageEnd), p))}  ${f(adds)}  ${f(clone)}  ${(adds / clone).toFixed(2)}×`);
   }
+for (const k of ["other", "this"] as const) {
+  const split = (after: boolean) => got[k].filter((s) => s.afterFlush === after).map((s) => s.total);
+  console.log(`${k.padEnd(6)} adds median: right after a flush ${f(q(split(true), 0.5))} (${split(true).length} requests), others ${f(q(split(false), 0.5))}`);
+}

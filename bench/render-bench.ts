@@ -64,7 +64,7 @@ console.log("render: the keeper's `context` pipeline over a persisted state; clo
 // growing session (2 messages per request, a request-end flush every 4th), fresh clones and
 // payloads; the timed requests are centred on the size named.
 console.log("");
-const costRows: string[][] = [["messages", "requests", "flushes", "context", "cold check", "before_request", "message_end", "adds (p10)", "adds (median)", "adds (p90)", "adds (mean)", "clone (p10)", "clone (median)", "adds / clone (median)"]];
+const costRows: string[][] = [["messages", "requests", "flushes", "context", "cold check", "before_request", "message_end", "adds (p10)", "adds (median)", "adds (p90)", "adds (mean)", "after a flush (median)", "others (median)", "clone (p10)", "clone (median)", "adds / clone (median)"]];
 for (const size of [1_000, 5_000]) {
   const samples = size >= 5000 ? 60 : 200;
   const warmup = 10;
@@ -84,15 +84,17 @@ for (const size of [1_000, 5_000]) {
     fmt(c.total.median),
     fmt(c.total.p90),
     fmt(c.total.mean),
+    fmt(c.afterFlush.median),
+    fmt(c.others.median),
     fmt(c.clone.p10),
     fmt(c.clone.median),
     `${(c.total.median / c.clone.median).toFixed(2)}×`,
   ]);
-  console.log(`adds ${c.total.median.toFixed(2)} ms per request at ${size} messages (median; p10 ${c.total.p10.toFixed(2)} ms, mean ${c.total.mean.toFixed(2)} ms; Pi's structuredClone: ${c.clone.median.toFixed(2)} ms)`);
+  console.log(`adds ${c.total.median.toFixed(2)} ms per request at ${size} messages (median; p10 ${c.total.p10.toFixed(2)} ms, mean ${c.total.mean.toFixed(2)} ms; right after a flush ${c.afterFlush.median.toFixed(2)} ms, others ${c.others.median.toFixed(2)} ms; Pi's structuredClone: ${c.clone.median.toFixed(2)} ms)`);
 }
 const costWidths = costRows[0].map((_, i) => Math.max(...costRows.map((r) => r[i].length)));
 for (const [i, r] of costRows.entries()) {
   console.log(r.map((c, j) => (j === 0 ? c.padEnd(costWidths[j]) : c.padStart(costWidths[j]))).join("  "));
   if (i === 0) console.log(costWidths.map((w) => "-".repeat(w)).join("  "));
 }
-console.log("adds: the host's context + before_provider_request + message_end handlers per request (fresh clone and payload each, seam on); handler columns are medians.");
+console.log("adds: the host's context + before_provider_request + message_end handlers per request (fresh clone and payload each, seam on); handler columns are medians; after a flush: the request right after each flush (a changed state), others: the rest.");

@@ -43,6 +43,9 @@ export interface RequestCost {
   beforeRequest: Stat;
   messageEnd: Stat;
   total: Stat;
+  /** `total` split: the requests right after a flush (a changed state: full render, rewritten body) and the others. */
+  afterFlush: Stat;
+  others: Stat;
   clone: Stat;
   /** Requests timed, flushes run between them, messages at the first and last timed request. */
   requests: number;
@@ -51,6 +54,7 @@ export interface RequestCost {
 }
 
 function stat(xs: number[]): Stat {
+  if (xs.length === 0) return { p10: NaN, median: NaN, p90: NaN, mean: NaN };
   const s = [...xs].sort((a, b) => a - b);
   return { p10: s[Math.floor(s.length / 10)], median: s[Math.floor(s.length / 2)], p90: s[Math.min(s.length - 1, Math.ceil(0.9 * s.length) - 1)], mean: xs.reduce((a, b) => a + b, 0) / xs.length };
 }
@@ -84,6 +88,8 @@ export interface RequestSample {
   clone: number;
   messages: number;
   flushed: boolean;
+  /** The request right after a flush: its state changed since the request before. */
+  afterFlush: boolean;
 }
 
 /**
@@ -117,6 +123,7 @@ export function createRequestRunner(o: RequestRunnerOptions): { step(): Promise<
   const host = (o.createHost ?? createKeeperHost)(pi as never, { now: () => clock.now });
   withAgentDir(join(ctx.cwd, "agent"), () => host.onSessionStart(ctx));
   let next = o.start;
+  let flushedBefore = false;
 
   return {
     async step() {
@@ -141,7 +148,9 @@ export function createRequestRunner(o: RequestRunnerOptions): { step(): Promise<
       raw.push(answer);
       const flushed = host.busy();
       while (host.busy()) await new Promise((r) => setTimeout(r, 0));
-      return { context: t1 - t0, beforeRequest: t3 - t2, messageEnd: t4 - t3, total: t1 - t0 + (t4 - t2), clone: c1 - c0, messages: messages.length, flushed };
+      const afterFlush = flushedBefore;
+      flushedBefore = flushed;
+      return { context: t1 - t0, beforeRequest: t3 - t2, messageEnd: t4 - t3, total: t1 - t0 + (t4 - t2), clone: c1 - c0, messages: messages.length, flushed, afterFlush };
     },
     coldCheck() {
       const t0 = performance.now();
@@ -167,6 +176,8 @@ export async function measureRequestCost(o: RequestRunnerOptions & { samples: nu
     beforeRequest: stat(samples.map((s) => s.beforeRequest)),
     messageEnd: stat(samples.map((s) => s.messageEnd)),
     total: stat(samples.map((s) => s.total)),
+    afterFlush: stat(samples.filter((s) => s.afterFlush).map((s) => s.total)),
+    others: stat(samples.filter((s) => !s.afterFlush).map((s) => s.total)),
     clone: stat(samples.map((s) => s.clone)),
     requests: samples.length,
     flushes: samples.filter((s) => s.flushed).length,
