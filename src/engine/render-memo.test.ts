@@ -4,10 +4,11 @@ import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
+import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 import { buildSession, sessionSpec } from "../../test/support/property/session-arbitrary.ts";
 import { keyMask, maskedState, plannedState } from "../../test/support/property/state-arbitrary.ts";
 import { keeperRender } from "./render.ts";
-import { renderWithMemo, reuseBlocker, type RenderMemo } from "./render-memo.ts";
+import { renderAhead, renderWithMemo, reuseBlocker, type RenderMemo } from "./render-memo.ts";
 
 const strip = (mode: "auto" | "flush-gated" | "off", keepLastTurns = 1): KeeperSettings => ({
   ...DEFAULT_SETTINGS,
@@ -26,6 +27,20 @@ const STATES = ["empty", "planned", "masked", "masked-boundary"] as const;
 const operation = fc.oneof(
   { weight: 8, arbitrary: fc.record({ kind: fc.constant("append" as const), n: fc.integer({ min: 1, max: 4 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("flush" as const), which: fc.constantFrom(...STATES) }) },
+  // A flush, the host's render ahead of the next prompt, then the next prompt (plain text, a
+  // compressed chain's text — the stub phase reads it —, an image-only turn — not a text turn)
+  // and maybe more of the session: the request that may reuse the render ahead.
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("flush-ahead" as const),
+      which: fc.constantFrom(...STATES),
+      /** The request ended (the branch is cut back to its last assistant message): the render ahead uses the probe. */
+      answered: fc.boolean(),
+      prompt: fc.constantFrom("text" as const, "text" as const, "chain-text" as const, "no-text" as const, "none" as const),
+      more: fc.integer({ min: 0, max: 3 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("tree-move" as const), back: fc.integer({ min: 1, max: 6 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("replace" as const), at: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("compact" as const), keepFrom: fc.nat() }) },
@@ -41,7 +56,7 @@ const scenario = fc.record({
   ops: fc.array(operation, { minLength: 1, maxLength: 30 }),
 });
 
-const counts = { requests: 0, reused: 0 };
+const counts = { requests: 0, reused: 0, promptReused: 0 };
 
 describe("incremental render (render-memo.ts)", () => {
   test("is byte-identical to the full render at every request, and the same array exactly when the full render is", () => {
@@ -62,6 +77,7 @@ describe("incremental render (render-memo.ts)", () => {
           const messages = structuredClone(history); // fresh objects, as Pi hands them
           const input = { messages, state, settings, model };
           const reusable = reuseBlocker(memo, input) === undefined;
+          if (reusable && memo?.probe !== undefined) counts.promptReused++;
           const out = renderWithMemo(input, memo);
           const full = keeperRender({ ...input, messages: structuredClone(history) });
           expect(JSON.stringify(out.rendered)).toBe(JSON.stringify(full));
@@ -77,6 +93,23 @@ describe("incremental render (render-memo.ts)", () => {
             history = [...history, ...universe.slice(next, next + op.n)];
             next = Math.min(universe.length, next + op.n);
           } else if (op.kind === "flush") state = stateOf(op.which);
+          else if (op.kind === "flush-ahead") {
+            state = stateOf(op.which);
+            const answer = history.findLastIndex((m) => m.role === "assistant");
+            if (op.answered && answer > 0) {
+              history = history.slice(0, answer + 1);
+              next = history.length;
+            }
+            memo = renderAhead({ messages: structuredClone(history), state, settings, model }, memo).memo;
+            if (op.prompt !== "none") {
+              const chain = state.frontier.compressedChains[0];
+              const text = op.prompt === "chain-text" && chain ? chain.text : `prompt ${history.length}`;
+              const content = op.prompt === "no-text" ? [{ type: "image", data: "", mimeType: "image/png" }] : [{ type: "text", text }];
+              history = [...history, { role: "user", content, timestamp: history.at(-1)!.timestamp + 1 } as ContextMessage];
+            }
+            history = [...history, ...universe.slice(next, next + op.more)];
+            next = Math.min(universe.length, next + op.more);
+          }
           else if (op.kind === "tree-move") {
             history = history.slice(0, Math.max(1, history.length - op.back));
             next = history.length;
@@ -95,5 +128,35 @@ describe("incremental render (render-memo.ts)", () => {
     );
     // The property is about reuse: a fair share of the requests must take the incremental path (about 1 in 5 here: generated loops are short).
     expect(counts.reused).toBeGreaterThan(counts.requests / 10);
+    // And the render ahead of a prompt must be reused by the prompt's request (its probe path) in a fair share.
+    expect(counts.promptReused).toBeGreaterThan(counts.requests / 50);
+  });
+});
+
+describe("render ahead of the next prompt (renderAhead)", () => {
+  const branch: ContextMessage[] = [user("p1", 1), assistant([call("c1", "read", { path: "a.ts" })], 2), result("c1", "read", "x".repeat(900), 3), assistant([text("done")], 4)];
+  const chain = { chainKey: "chain:b", fromTimestamp: 2, toTimestamp: 3, firstCallKey: "k", messageCount: 2, memberKeys: ["k"], summaryRefs: ["b"], text: "[chain] read a.ts" };
+  const state: KeeperState = { ...emptyState(), frontier: { ...emptyState().frontier, flushSeq: 1, compressedChains: [chain] } };
+  const input = (messages: ContextMessage[]) => ({ messages, state, settings: DEFAULT_SETTINGS, model: MODELS[0] });
+  const ahead = renderAhead(input(structuredClone(branch)), undefined);
+
+  test("the next prompt's request takes the probe's slot: reused, and equal to the full render", () => {
+    expect(ahead.memo?.probe).toBe(branch.length);
+    const request = [...structuredClone(branch), user("p2", 5)];
+    expect(reuseBlocker(ahead.memo, input(request))).toBeUndefined();
+    expect(JSON.stringify(renderWithMemo(input(request), ahead.memo).rendered)).toBe(JSON.stringify(keeperRender(input(structuredClone(request)))));
+  });
+
+  test("a prompt that is not a text turn, or that shows a compressed chain's text, falls back", () => {
+    const image = { role: "user", content: [{ type: "image", data: "", mimeType: "image/png" }], timestamp: 5 } as ContextMessage;
+    expect(reuseBlocker(ahead.memo, input([...structuredClone(branch), image]))).toBe("the next prompt is not like the probe");
+    expect(reuseBlocker(ahead.memo, input([...structuredClone(branch), user(chain.text, 5)]))).toBe("the next prompt is not like the probe");
+  });
+
+  test("a branch that does not end with an answer is rendered as it is (no probe)", () => {
+    const open = branch.slice(0, 3);
+    const out = renderAhead(input(structuredClone(open)), undefined);
+    expect(out.memo?.probe).toBeUndefined();
+    expect(JSON.stringify(out.rendered)).toBe(JSON.stringify(keeperRender(input(structuredClone(open)))));
   });
 });

@@ -24,8 +24,26 @@
  * The prefix is recognized by a cheap key per message (role, timestamp, tool call id, content
  * length): a tree move, a compaction, a restart (new state object) or a replaced message
  * changes it and falls back.
+ *
+ * Ahead of the next prompt (`renderAhead`, run by the host once a flush is adopted, off the
+ * request path): a new state forces a full render, and so does a tail that starts a new loop,
+ * so the request right after a request-end flush would always pay one. Instead the render of
+ * the branch followed by a probe user text turn is remembered, with the probe's slot standing
+ * for whatever user message comes next. Why that is exact when the next prompt `u` is a user
+ * text turn showing no compressed chain's text (checked in `reuseBlocker`), the probe being one
+ * too (checked when seeding) and the probe passing through the render unchanged:
+ * - the loop start is the index after the last `user` message: the same for `u` as for the probe;
+ * - pairing reads tool calls and results only (neither has any), so it is the same;
+ * - the strip protects the assistants after the last user *text* turn and the last assistant:
+ *   both are text turns, and neither is an assistant;
+ * - the stub phase reads user messages for one thing, a compressed chain's text shown in the
+ *   request (its members then count as referenced): neither shows one;
+ * - no phase reads a user message's timestamp, and no phase changes a user message (the probe
+ *   passed through), so `u` passes through in its place.
+ * So the render of the branch + `u` is the remembered one with `u` in the probe's slot, and
+ * the tail after `u` is then checked as above (its loop starts after `u`).
  */
-import { boundaryForRender, strippedUnlessProtected } from "../thinking/index.ts";
+import { boundaryForRender, isUserTextTurn, strippedUnlessProtected } from "../thinking/index.ts";
 import { isAssistant, isToolResult, isUser, timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
@@ -54,6 +72,23 @@ export interface RenderMemo {
   watchedKeys: ReadonlySet<string>;
   /** The strip's boundary when it runs for this model (undefined: no strip). */
   stripBoundary: number | undefined;
+  /** Raw index of the next-prompt probe (`renderAhead`): its slot matches any user text turn that shows no chain text. */
+  probe?: number;
+}
+
+/** The stand-in for the next prompt (`renderAhead`): a user text turn. */
+function promptProbe(): ContextMessage {
+  return { role: "user", content: [{ type: "text", text: "\u0000next prompt" }], timestamp: Number.MAX_SAFE_INTEGER } as ContextMessage;
+}
+
+/** Whether user message `m` shows a compressed chain's text (the stub phase then reads it). */
+function showsChainText(m: ContextMessage, state: KeeperState): boolean {
+  const chains = state.frontier.compressedChains;
+  const content = (m as { content?: unknown }).content;
+  if (chains.length === 0 || !Array.isArray(content)) return false;
+  const texts = new Set<string>();
+  for (const block of content as Array<{ type?: string; text?: unknown }>) if (block?.type === "text" && typeof block.text === "string") texts.add(block.text);
+  return chains.some((c) => texts.has(c.text));
 }
 
 const modelKey = (model: KeeperRenderInput["model"]): string => (model ? `${model.provider}\u0000${model.id}\u0000${model.api ?? ""}` : "");
@@ -105,6 +140,10 @@ export function reuseBlocker(memo: RenderMemo | undefined, input: KeeperRenderIn
   if (messages.length < n) return "history shrank";
   for (let i = 0; i < n; i++) {
     const m = messages[i]!;
+    if (i === memo.probe) {
+      if (!isUserTextTurn(m) || showsChainText(m, memo.state)) return "the next prompt is not like the probe";
+      continue;
+    }
     if (
       (m as { role?: string }).role !== memo.roles[i] ||
       timestampOf(m) !== memo.timestamps[i] ||
@@ -135,6 +174,15 @@ function memoOf(input: KeeperRenderInput, rendered: ContextMessage[], sources: n
   const timestamps = base ? base.timestamps.slice() : [];
   const toolCallIds = base ? base.toolCallIds.slice() : [];
   const contentLengths = base ? base.contentLengths.slice() : [];
+  // The probe's slot now holds the real prompt: its key from here on.
+  const probe = base?.probe;
+  if (probe !== undefined) {
+    const m = messages[probe]!;
+    roles[probe] = (m as { role?: string }).role ?? "";
+    timestamps[probe] = timestampOf(m);
+    toolCallIds[probe] = toolCallIdOf(m);
+    contentLengths[probe] = contentLength(m);
+  }
   for (let i = from; i < messages.length; i++) {
     const m = messages[i]!;
     roles.push((m as { role?: string }).role ?? "");
@@ -190,4 +238,25 @@ export function renderWithMemo(input: KeeperRenderInput, memo: RenderMemo | unde
   const strip = stripBoundaryOf(input);
   if (strip === "live count") return { rendered, memo: undefined };
   return { rendered, memo: memoOf(input, rendered, rendered === messages ? [] : sourcesOf(messages, rendered), strip.boundary) };
+}
+
+/**
+ * The render of `input.messages` as the next request will see it, remembered for that request:
+ * when the branch ends with an assistant message (a request ended), the next request starts a
+ * new prompt, so the render is of the branch followed by a probe user text turn whose slot the
+ * memo lets the real prompt take (exactness: the header). Returns the render of the branch
+ * alone (the probe left out) and the memo for the next request. Pure; nothing is sent.
+ */
+export function renderAhead(input: KeeperRenderInput, memo: RenderMemo | undefined): { rendered: ContextMessage[]; memo: RenderMemo | undefined } {
+  const { messages } = input;
+  const last = messages[messages.length - 1];
+  const probe = promptProbe();
+  if (last === undefined || !isAssistant(last) || showsChainText(probe, input.state)) return renderWithMemo(input, memo);
+  const world = [...messages, probe];
+  const out = renderWithMemo({ ...input, messages: world }, undefined);
+  const at = out.rendered.length - 1;
+  // The probe must pass through at the end (no phase changes a user message): else no memo.
+  if (out.rendered[at] !== probe) return { rendered: keeperRender(input), memo };
+  const rendered = out.rendered === world ? messages : out.rendered.slice(0, at);
+  return { rendered, memo: out.memo ? { ...out.memo, probe: messages.length } : undefined };
 }

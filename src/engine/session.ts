@@ -28,7 +28,7 @@ import { emptyCacheLedger, ledgerOnSend, ledgerOnUsage, type CacheLedger, type L
 import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
-import { renderWithMemo, type RenderMemo } from "./render-memo.ts";
+import { renderAhead, renderWithMemo, type RenderMemo } from "./render-memo.ts";
 import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
 
 export interface EngineState {
@@ -124,6 +124,18 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
   }
   const { rendered, memo } = renderWithMemo({ messages, state: next.keeper, settings, model }, next.renderMemo);
   return { state: { ...next, lastRender: { raw: messages, rendered, state: next.keeper }, renderMemo: memo }, rendered, persist };
+}
+
+/**
+ * After a flush is adopted (off the request path): the render of `messages` as the next request
+ * will see it, remembered for that request (render-memo.ts `renderAhead`). Nothing is sent, so
+ * `lastRender` (what the last request carried) stays.
+ */
+export function renderAheadOfPrompt(state: EngineState, input: SessionInput & { messages: ContextMessage[] }): { state: EngineState; rendered: ContextMessage[] } {
+  const { settings, model, messages } = input;
+  if (!settings.enabled) return { state, rendered: messages };
+  const { rendered, memo } = renderAhead({ messages, state: state.keeper, settings, model }, state.renderMemo);
+  return { state: { ...state, renderMemo: memo }, rendered };
 }
 
 /** The serialized request about to go out (cache ledger; the seam when discipline and `cache.seam` are on). */

@@ -14,6 +14,8 @@ import { assistant, call, result, text, thinking, user } from "../../test/suppor
 import { emptyCacheLedger } from "./cache-ledger.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { effectOf, initialEngineState, step, type EngineState } from "./index.ts";
+import { keeperRender } from "./render.ts";
+import { reuseBlocker } from "./render-memo.ts";
 
 const SONNET = { provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" };
 const OPUS = { provider: "anthropic", id: "claude-opus-4-5", api: "anthropic-messages" }; // `auto` strips old thinking
@@ -130,6 +132,21 @@ describe("step: render, restore, compaction", () => {
     expect(kept.render).toBe(messages);
     const busy = step(initialEngineState(), { type: "context", settings, model: OPUS, messages, now: 1, facts: () => facts(true), flushInFlight: true, recall: true });
     expect(busy.effects).toEqual([]);
+  });
+
+  test("render-ahead after a flush: the next prompt's request reuses it (no full render), the same render, and no request is recorded", () => {
+    const { branch, closing } = session();
+    const { written } = flushLine(initialEngineState());
+    const answered = [...branch, closing];
+    const ahead = step(written.state, { type: "render-ahead", settings, model: SONNET, messages: structuredClone(answered) });
+    expect(ahead.state.lastRender).toBe(written.state.lastRender);
+    expect(ahead.state.renderMemo?.probe).toBe(answered.length);
+    const request = [...structuredClone(answered), user("p2", 30)];
+    const full = keeperRender({ messages: structuredClone(request), state: ahead.state.keeper, settings, model: SONNET });
+    expect(reuseBlocker(ahead.state.renderMemo, { messages: request, state: ahead.state.keeper, settings, model: SONNET })).toBeUndefined();
+    const out = step(ahead.state, { type: "context", settings, model: SONNET, messages: request, now: 1, facts: () => facts(false), flushInFlight: false, recall: true });
+    expect(JSON.stringify(out.render)).toBe(JSON.stringify(full));
+    expect(out.render).not.toBe(request); // the flush stubbed the reads
   });
 
   test("restored: the branch's state, no remembered render or running capture, the budget from Pi's usage", () => {

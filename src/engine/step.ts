@@ -11,6 +11,9 @@
  *   flush-plan   → effect write-spills (propose → decide → apply → entries; nothing adopted yet)
  *   flush-written (which spills failed) → state adopts the plan; effect append (entries, in order)
  *
+ * After a flush is adopted the host steps `render-ahead` with the context as it is now: the
+ * render the next request will reuse (off the request path; it is also the status line's figure).
+ *
  * A cold re-plan is decided inside the `context` render: the state adopts it at once (the
  * render shows it), and its spills and entries come back as an effect to perform once the
  * request is built (`replans-written`, then append) — never from inside the render.
@@ -30,6 +33,7 @@ import {
   observeUsage,
   outsideContextDropped,
   render,
+  renderAheadOfPrompt,
   send,
   startFlush,
   type CompleteFlushInput,
@@ -45,6 +49,8 @@ type SendInput = Parameters<typeof send>[1];
 export type EngineEvent =
   /** `context`: render the request (after a cold re-plan when the cache is already lost). */
   | ({ type: "context" } & RenderInput)
+  /** A flush was adopted: render the context now as the next request will see it, and remember it for that request. */
+  | { type: "render-ahead"; settings: KeeperSettings; model: RenderInput["model"]; messages: ContextMessage[] }
   /** `before_provider_request`: the serialized request (cache ledger, seam). */
   | ({ type: "before-request" } & SendInput)
   /** The host's bust attribution of the request just sent: it read the previous prefix back whole (loss statistics). */
@@ -82,7 +88,7 @@ export type EngineEffect =
 
 export interface StepOutput {
   state: EngineState;
-  /** `context`: the messages to send (the very input array when nothing is due). */
+  /** `context`: the messages to send (the very input array when nothing is due); `render-ahead`: the render of the context given. */
   render?: ContextMessage[];
   /** `before-request`: the body to send (undefined: keep the payload) and the seam's message index. */
   request?: { body: SendInput["body"]; seam: number };
@@ -98,6 +104,10 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       const out = render(state, event);
       const effects: EngineEffect[] = out.persist ? [{ kind: "write-spills", when: "after-request", result: out.persist, spills: out.persist.spills }] : [];
       return { state: out.state, render: out.rendered, effects };
+    }
+    case "render-ahead": {
+      const out = renderAheadOfPrompt(state, event);
+      return { state: out.state, render: out.rendered, effects: [] };
     }
     case "before-request": {
       const out = send(state, event);

@@ -17,7 +17,6 @@ import type { KeeperSettings } from "../settings/schema.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
 import { disciplineOn, effectOf, step, type EngineEffect } from "../engine/index.ts";
 import type { FlushReport, FlushTrigger, HostMemory } from "./host-types.ts";
-import { keeperRender } from "../engine/render.ts";
 import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
 import { contextMessagesOf, modelIdentity } from "./session-view.ts";
 import { spillPathFor, writeSpillFile } from "./spill-files.ts";
@@ -111,9 +110,12 @@ export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }
     durationMs: deps.now() - started,
   };
   memory.report = done;
-  // The status line's figures: one render outside the flush (the host's effect, not a decision).
+  // One render outside the flush, off the request path: remembered for the next request (the
+  // engine's render ahead of the next prompt), and the status line's figures.
   deps.status(ctx, undefined);
-  deps.rendered?.(ctx, contextNow, keeperRender({ messages: contextNow, state: memory.engine.keeper, settings, model }));
+  const ahead = step(memory.engine, { type: "render-ahead", settings, model, messages: contextNow });
+  memory.engine = ahead.state;
+  deps.rendered?.(ctx, contextNow, ahead.render ?? contextNow);
   return done;
 }
 
