@@ -20,7 +20,7 @@ import type { WireMessage, WireRequestBody } from "./wire-types.ts";
 export interface BodyDigest {
   /** The body's tools, system and messages as given (compared with the next body's). */
   body: WireRequestBody;
-  /** `flattenRequest(body)`: blocks point into `body` (marks included). */
+  /** `flattenRequest(body)` (marks included); an unmarked block the last body had at the same place may be the last digest's, pointing at that body's equal block. */
   blocks: FlatBlock[];
   /** `fingerprintRequest(body)`. */
   fingerprint: LayerFingerprints;
@@ -87,15 +87,22 @@ function freshDigest(body: WireRequestBody): BodyDigest {
   return { body, blocks, fingerprint: fingerprintRequest(body, blocks), tokens: blocks.map(estimate), unchanged: 0 };
 }
 
-/** The previous digest's blocks `from..from+n`, now pointing at `entries` (their marks as they are now). */
+/**
+ * The previous digest's blocks `from..from+n` for `entries` (the same JSON, marks aside): the
+ * very block when its place and mark are unchanged (its `block` then is the previous body's,
+ * equal to this one's), else a copy with this body's mark.
+ */
 function reused(previous: BodyDigest, from: number, entries: readonly unknown[], messageIndex: number, out: { blocks: FlatBlock[]; tokens: number[] }): void {
   for (let i = 0; i < entries.length; i++) {
     const was = previous.blocks[from + i];
     const block = entries[i] as Record<string, unknown>;
-    const b: FlatBlock = { layer: was.layer, messageIndex, blockIndex: was.blockIndex, role: was.role, type: was.type, block, bytes: was.bytes };
     const mark = block.cache_control as FlatBlock["mark"];
-    if (mark) b.mark = mark;
-    out.blocks.push(b);
+    if (!mark && !was.mark && was.messageIndex === messageIndex) out.blocks.push(was);
+    else {
+      const b: FlatBlock = { layer: was.layer, messageIndex, blockIndex: was.blockIndex, role: was.role, type: was.type, block, bytes: was.bytes };
+      if (mark) b.mark = mark;
+      out.blocks.push(b);
+    }
     out.tokens.push(previous.tokens[from + i]);
   }
 }

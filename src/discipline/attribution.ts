@@ -33,9 +33,10 @@ export interface FingerprintOptions {
   seamMessageIndex: number;
   /**
    * `flattenRequest(body)` and `fingerprintRequest(body)` when the caller has them (marks change
-   * neither); `tokens`: the default estimate of each block, aligned with `blocks` (used when no `estimate` is given).
+   * neither); `tokens`: the default estimate of each block, aligned with `blocks` (used when no `estimate` is given);
+   * `messagePrefixes`: the fingerprint's message hashes cut to their first 12 characters (`messagePrefixesOf`).
    */
-  precomputed?: { blocks: readonly FlatBlock[]; fingerprint: LayerFingerprints; tokens?: readonly number[] };
+  precomputed?: { blocks: readonly FlatBlock[]; fingerprint: LayerFingerprints; tokens?: readonly number[]; messagePrefixes?: readonly string[] };
   /** The last request's tail and how many leading messages this body shares with it: the tail hash continues it (`tailHashOf`). */
   previousTail?: { tail: TailHash; unchanged: number };
   estimate?: TokenEstimator;
@@ -94,7 +95,7 @@ export function fingerprintLayersWithTail(body: WireRequestBody, options: Finger
       frozen: (seam >= 0 ? fp.messages[seam] : EMPTY_PREFIX_HASH).slice(0, SHORT),
       tail: tail.hash.slice(0, SHORT),
     },
-    messagePrefixes: fp.messages.map((h) => h.slice(0, SHORT)),
+    messagePrefixes: options.precomputed?.messagePrefixes ? [...options.precomputed.messagePrefixes] : fp.messages.map((h) => h.slice(0, SHORT)),
     tokens,
   };
   return { fingerprint, tail };

@@ -30,7 +30,14 @@ export function renderedIndexThrough(rendered: readonly ContextMessage[], frozen
 }
 
 type AnyBlock = { type: string; tool_use_id?: unknown; id?: unknown; text?: unknown };
-const blocksOf = (m: WireMessage): AnyBlock[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content as AnyBlock[]));
+
+/** Whether a block of `m` has `type` and `field` equal to `value` (string content is one text block). No allocation: it runs over every message. */
+function hasBlock(m: WireMessage, type: string, field: "tool_use_id" | "id" | "text", value: unknown): boolean {
+  const c = m.content;
+  if (typeof c === "string") return type === "text" && (field === "text" ? c : undefined) === value;
+  for (const b of c as AnyBlock[]) if (b.type === type && b[field] === value) return true;
+  return false;
+}
 
 /** Wire index of the occurrence-th message (0-based) satisfying `has`, or undefined. */
 function nthWire(body: WireRequestBody, has: (m: WireMessage) => boolean, occurrence: number): number | undefined {
@@ -43,12 +50,16 @@ function nthWire(body: WireRequestBody, has: (m: WireMessage) => boolean, occurr
   return undefined;
 }
 
+/** The last non-empty text block of a user message (its string content as it is). */
 function userText(m: ContextMessage): string | undefined {
   const c = (m as { content?: unknown }).content;
   if (typeof c === "string") return c;
   if (!Array.isArray(c)) return undefined;
-  const texts = (c as Array<{ type: string; text?: string }>).filter((b) => b.type === "text" && b.text).map((b) => b.text!);
-  return texts.length > 0 ? texts[texts.length - 1] : undefined;
+  for (let i = c.length - 1; i >= 0; i--) {
+    const b = c[i] as { type: string; text?: string };
+    if (b.type === "text" && b.text) return b.text;
+  }
+  return undefined;
 }
 
 /** How many of `messages[0..end)` satisfy `has`. */
@@ -66,16 +77,16 @@ export function wireIndexOfRendered(rendered: readonly ContextMessage[], index: 
     if (isToolResult(m)) {
       const id = m.toolCallId;
       const n = countBefore(rendered, i, (x) => isToolResult(x) && x.toolCallId === id);
-      found = nthWire(body, (w) => w.role === "user" && blocksOf(w).some((b) => b.type === "tool_result" && b.tool_use_id === id), n);
+      found = nthWire(body, (w) => w.role === "user" && hasBlock(w, "tool_result", "tool_use_id", id), n);
     } else if (isAssistant(m) && m.stopReason !== "error" && m.stopReason !== "aborted" && toolCallsOf(m).length > 0) {
       const id = toolCallsOf(m)[0].id;
       const n = countBefore(rendered, i, (x) => isAssistant(x) && x.stopReason !== "error" && x.stopReason !== "aborted" && x.content.some((c) => c.type === "toolCall" && c.id === id));
-      found = nthWire(body, (w) => w.role === "assistant" && blocksOf(w).some((b) => b.type === "tool_use" && b.id === id), n);
+      found = nthWire(body, (w) => w.role === "assistant" && hasBlock(w, "tool_use", "id", id), n);
     } else if (isUser(m)) {
       const text = userText(m);
       if (text !== undefined) {
         const n = countBefore(rendered, i, (x) => isUser(x) && userText(x) === text);
-        found = nthWire(body, (w) => w.role === "user" && blocksOf(w).some((b) => b.type === "text" && b.text === text), n);
+        found = nthWire(body, (w) => w.role === "user" && hasBlock(w, "text", "text", text), n);
       }
     }
     if (found !== undefined) return found;

@@ -98,7 +98,8 @@ function contentLength(m: ContextMessage): number {
   return typeof c === "string" || Array.isArray(c) ? c.length : -1;
 }
 
-const toolCallIdOf = (m: ContextMessage): string | undefined => (m as { toolCallId?: string }).toolCallId;
+/** A tool result's call id (the only role that carries one: other messages are not read for it). */
+const toolCallIdOf = (m: ContextMessage): string | undefined => ((m as { role?: string }).role === "toolResult" ? (m as { toolCallId?: string }).toolCallId : undefined);
 
 function watchedKeysOf(state: KeeperState): Set<string> {
   const { textByKey, pointers } = stubIndexOf(state);
@@ -138,19 +139,20 @@ export function reuseBlocker(memo: RenderMemo | undefined, input: KeeperRenderIn
   if (memo.state !== input.state || memo.settings !== input.settings || memo.model !== modelKey(input.model)) return "state, settings or model changed";
   const n = memo.roles.length;
   if (messages.length < n) return "history shrank";
+  const { roles, timestamps, toolCallIds, contentLengths } = memo;
   for (let i = 0; i < n; i++) {
-    const m = messages[i]!;
+    const m = messages[i] as ContextMessage & { role?: string; timestamp?: unknown; toolCallId?: string; content?: unknown };
     if (i === memo.probe) {
       if (!isUserTextTurn(m) || showsChainText(m, memo.state)) return "the next prompt is not like the probe";
       continue;
     }
-    if (
-      (m as { role?: string }).role !== memo.roles[i] ||
-      timestampOf(m) !== memo.timestamps[i] ||
-      toolCallIdOf(m) !== memo.toolCallIds[i] ||
-      contentLength(m) !== memo.contentLengths[i]
-    )
-      return "prefix changed";
+    // Each field read once (the request's messages are fresh objects every time); a timestamp
+    // that is not a number is kept as undefined, so comparing the raw field can only fall back more.
+    const role = m.role;
+    if (role !== roles[i] || m.timestamp !== timestamps[i]) return "prefix changed";
+    if (role === "toolResult" && m.toolCallId !== toolCallIds[i]) return "prefix changed";
+    const c = m.content;
+    if ((typeof c === "string" || Array.isArray(c) ? c.length : -1) !== contentLengths[i]) return "prefix changed";
   }
   let tailAssistant = false;
   let tailResult = false;

@@ -126,7 +126,7 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
     model: key.model,
     thinkingLevel: key.thinkingLevel,
     seamMessageIndex: out.seam,
-    ...(blocks && fingerprint && digest ? { precomputed: { blocks, fingerprint, tokens: digest.tokens } } : {}),
+    ...(blocks && fingerprint && digest ? { precomputed: { blocks, fingerprint, tokens: digest.tokens, ...(messagePrefixes ? { messagePrefixes } : {}) } } : {}),
     ...(digest && memory.tailHash ? { previousTail: { tail: memory.tailHash, unchanged: digest.unchanged } } : {}),
   });
   memory.tailHash = tail;
