@@ -124,11 +124,13 @@ export function digestBody(body: WireRequestBody, previous?: BodyDigest): BodyDi
   let h = EMPTY_PREFIX_HASH;
   let chainIntact = true;
   let unchanged = 0;
-  body.messages.forEach((message, mi) => {
+  for (let mi = 0; mi < body.messages.length; mi++) {
+    const message = body.messages[mi];
     const old = before.messages[mi];
     const content = contentOf(message);
+    const oldContent = old === undefined ? undefined : contentOf(old);
     const start = out.blocks.length;
-    const reuse = old !== undefined && old.role === message.role && sameBlocks(content, contentOf(old));
+    const reuse = oldContent !== undefined && old!.role === message.role && sameBlocks(content, oldContent);
     if (reuse) reused(previous, at, content, mi, out);
     else
       for (const b of flattenRequest({ messages: [message] })) {
@@ -136,17 +138,17 @@ export function digestBody(body: WireRequestBody, previous?: BodyDigest): BodyDi
         out.blocks.push(block);
         out.tokens.push(estimate(block));
       }
-    if (old !== undefined) at += contentOf(old).length;
+    if (oldContent !== undefined) at += oldContent.length;
     if (chainIntact && reuse) {
       unchanged = mi + 1;
       h = previous.fingerprint.messages[mi];
       messages.push(h);
-      return;
+      continue;
     }
     chainIntact = false;
     h = chainHash(h, `message:${mi}:${message.role}`);
     for (let k = start; k < out.blocks.length; k++) h = chainHash(h, out.blocks[k].bytes);
     messages.push(h);
-  });
+  }
   return { body, blocks: out.blocks, fingerprint: { tools: previous.fingerprint.tools, system: previous.fingerprint.system, messages }, tokens: out.tokens, unchanged };
 }

@@ -150,10 +150,11 @@ export function attributeBust(previous: RequestFingerprint, current: RequestFing
           ? "frozen"
           : "tail";
 
+  // Token sums only for the verdict that needs them (the usual one, "none", needs none).
   const messagesFrom = (i: number): number => Math.min(sum(previous.tokens.messages.slice(i)), sum(current.tokens.messages.slice(i)));
-  const allMessages = messagesFrom(0);
-  const systemAndMessages = Math.min(previous.tokens.system, current.tokens.system) + allMessages;
-  const everything = Math.min(previous.tokens.tools, current.tokens.tools) + systemAndMessages;
+  const allMessages = (): number => messagesFrom(0);
+  const systemAndMessages = (): number => Math.min(previous.tokens.system, current.tokens.system) + allMessages();
+  const everything = (): number => Math.min(previous.tokens.tools, current.tokens.tools) + systemAndMessages();
 
   const verdict = (cause: BustCause, rewrittenTokens: number, detail: string): BustAttribution => ({
     at: current.at,
@@ -165,12 +166,12 @@ export function attributeBust(previous: RequestFingerprint, current: RequestFing
     detail,
   });
 
-  if (gap > ctx.ttlMs) return verdict("ttl-expiry", everything, `gap ${Math.round(gap / 1000)} s > TTL ${Math.round(ctx.ttlMs / 1000)} s`);
-  if (ctx.modelChanged || previous.model !== current.model) return verdict("model-switch", everything, `${previous.model} → ${current.model}`);
+  if (gap > ctx.ttlMs) return verdict("ttl-expiry", everything(), `gap ${Math.round(gap / 1000)} s > TTL ${Math.round(ctx.ttlMs / 1000)} s`);
+  if (ctx.modelChanged || previous.model !== current.model) return verdict("model-switch", everything(), `${previous.model} → ${current.model}`);
   if (ctx.thinkingChanged || previous.thinkingLevel !== current.thinkingLevel)
-    return verdict("thinking-change", allMessages, `thinking ${previous.thinkingLevel} → ${current.thinkingLevel}`);
-  if (ctx.toolsChanged || toolsDiffer) return verdict("tool-change", everything, "tool definitions changed");
-  if (systemDiffer) return verdict("system-change", systemAndMessages, "system prompt changed");
+    return verdict("thinking-change", allMessages(), `thinking ${previous.thinkingLevel} → ${current.thinkingLevel}`);
+  if (ctx.toolsChanged || toolsDiffer) return verdict("tool-change", everything(), "tool definitions changed");
+  if (systemDiffer) return verdict("system-change", systemAndMessages(), "system prompt changed");
   if (changedAt === undefined) return verdict("none", 0, "request extends the previous one");
   const where = `${layer} history from message ${changedAt}`;
   if (ctx.keeperRewroteSinceLast) return verdict("keeper-rewrite", messagesFrom(changedAt), `flush rewrite of ${where}`);

@@ -133,6 +133,26 @@ describe("incremental render (render-memo.ts)", () => {
   });
 });
 
+describe("one memo extended twice (an older engine state rendered again)", () => {
+  test("each extension is the full render of its own request: the second does not see the first's tail", () => {
+    const settings = DEFAULT_SETTINGS;
+    const model = MODELS[1]!; // no thinking strip: a memo from the first render on
+    const state = emptyState();
+    const base: ContextMessage[] = [user("p1", 1), assistant([call("c1", "read", { path: "a.ts" })], 2), result("c1", "read", "one", 3)];
+    const first = renderWithMemo({ messages: structuredClone(base), state, settings, model }, undefined).memo;
+    const a = [...structuredClone(base), assistant([call("c2", "read", { path: "b.ts" })], 4)];
+    const b = [...structuredClone(base), assistant([text("done")], 5)];
+    const fromA = renderWithMemo({ messages: a, state, settings, model }, first);
+    const fromB = renderWithMemo({ messages: b, state, settings, model }, first);
+    expect(fromB.memo?.timestamps).toEqual([1, 2, 3, 5]);
+    expect(fromA.memo?.timestamps).toEqual([1, 2, 3, 4]);
+    expect(JSON.stringify(fromB.rendered)).toBe(JSON.stringify(keeperRender({ messages: structuredClone(b), state, settings, model })));
+    // A request after A's: reused from A's memo, which B's extension did not disturb.
+    const next = [...structuredClone(a), result("c2", "read", "two", 6)];
+    expect(reuseBlocker(fromA.memo, { messages: next, state, settings, model })).toBeUndefined();
+  });
+});
+
 describe("render ahead of the next prompt (renderAhead)", () => {
   const branch: ContextMessage[] = [user("p1", 1), assistant([call("c1", "read", { path: "a.ts" })], 2), result("c1", "read", "x".repeat(900), 3), assistant([text("done")], 4)];
   const chain = { chainKey: "chain:b", fromTimestamp: 2, toTimestamp: 3, firstCallKey: "k", messageCount: 2, memberKeys: ["k"], summaryRefs: ["b"], text: "[chain] read a.ts" };

@@ -51,17 +51,23 @@ import { stubIndexOf } from "../prune/stub-text.ts";
 import { currentLoopStart, pairToolCalls } from "../prune/occurrence.ts";
 import { keeperRender, thinkingPhaseFor, type KeeperRenderInput } from "./render.ts";
 
-/** The previous render and what its reuse needs. Plain data, replaced (never mutated) at each render. */
+/**
+ * The previous render and what its reuse needs. Plain data, replaced at each render; what it
+ * covers is never mutated: the next memo may extend its arrays in place past `size` (and past
+ * `rendered.length` for `sources`), which no reader of this memo looks at.
+ */
 export interface RenderMemo {
   state: KeeperState;
   settings: KeeperSettings;
   model: string;
+  /** How many raw messages the memo covers: its key arrays' entries `0..size-1`. */
+  size: number;
   /** Per raw message: its cheap key's parts. */
   roles: readonly string[];
   timestamps: readonly (number | undefined)[];
   toolCallIds: readonly (string | undefined)[];
   contentLengths: readonly number[];
-  /** The render; per element the raw index it passed through from, or -1 (a message the render made). */
+  /** The render; per element (`sources[0..rendered.length-1]`) the raw index it passed through from, or -1 (a message the render made). */
   rendered: readonly ContextMessage[];
   sources: readonly number[];
   /** Whether the render was the raw array itself. */
@@ -114,7 +120,7 @@ function tailAnswersWatched(memo: RenderMemo, messages: readonly ContextMessage[
   if (memo.watchedKeys.size === 0) return false;
   // Pairing restarts at every assistant, and the user message before the loop ends the tool flow.
   const from = Math.max(memo.lastAssistant, memo.loopStart);
-  const tailFrom = memo.roles.length - from;
+  const tailFrom = memo.size - from;
   for (const [index, key] of pairToolCalls(messages.slice(from)).callKeyByResultIndex) if (index >= tailFrom && memo.watchedKeys.has(key)) return true;
   return false;
 }
@@ -137,7 +143,7 @@ export function reuseBlocker(memo: RenderMemo | undefined, input: KeeperRenderIn
   const { messages } = input;
   if (!memo) return "no memo";
   if (memo.state !== input.state || memo.settings !== input.settings || memo.model !== modelKey(input.model)) return "state, settings or model changed";
-  const n = memo.roles.length;
+  const n = memo.size;
   if (messages.length < n) return "history shrank";
   const { roles, timestamps, toolCallIds, contentLengths } = memo;
   for (let i = 0; i < n; i++) {
@@ -169,13 +175,20 @@ export function reuseBlocker(memo: RenderMemo | undefined, input: KeeperRenderIn
   return undefined;
 }
 
+/** `base`'s first `size` entries, to extend: the very array when nothing extended it yet (no copy), else a copy. */
+function extensible<T>(array: readonly T[], size: number, inPlace: boolean): T[] {
+  return inPlace && array.length === size ? (array as T[]) : array.slice(0, size);
+}
+
 function memoOf(input: KeeperRenderInput, rendered: ContextMessage[], sources: number[], stripBoundary: number | undefined, base?: RenderMemo): RenderMemo {
   const { messages } = input;
-  const from = base ? base.roles.length : 0;
-  const roles = base ? base.roles.slice() : [];
-  const timestamps = base ? base.timestamps.slice() : [];
-  const toolCallIds = base ? base.toolCallIds.slice() : [];
-  const contentLengths = base ? base.contentLengths.slice() : [];
+  const from = base ? base.size : 0;
+  // The probe's slot is rewritten below: that one copies (the base memo still reads it).
+  const inPlace = base?.probe === undefined;
+  const roles = base ? extensible(base.roles, from, inPlace) : [];
+  const timestamps = base ? extensible(base.timestamps, from, inPlace) : [];
+  const toolCallIds = base ? extensible(base.toolCallIds, from, inPlace) : [];
+  const contentLengths = base ? extensible(base.contentLengths, from, inPlace) : [];
   // The probe's slot now holds the real prompt: its key from here on.
   const probe = base?.probe;
   if (probe !== undefined) {
@@ -197,6 +210,7 @@ function memoOf(input: KeeperRenderInput, rendered: ContextMessage[], sources: n
     state: input.state,
     settings: input.settings,
     model: modelKey(input.model),
+    size: messages.length,
     roles,
     timestamps,
     toolCallIds,
@@ -229,8 +243,8 @@ export function renderWithMemo(input: KeeperRenderInput, memo: RenderMemo | unde
       const source = base.sources[i]!;
       return source >= 0 ? messages[source]! : m;
     });
-    const sources = base.sources.slice();
-    for (let i = base.roles.length; i < messages.length; i++) {
+    const sources = extensible(base.sources, base.rendered.length, true);
+    for (let i = base.size; i < messages.length; i++) {
       rendered.push(messages[i]!);
       sources.push(i);
     }
