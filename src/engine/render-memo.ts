@@ -146,9 +146,10 @@ export function reuseBlocker(memo: RenderMemo | undefined, input: KeeperRenderIn
   const n = memo.size;
   if (messages.length < n) return "history shrank";
   const { roles, timestamps, toolCallIds, contentLengths } = memo;
+  const probe = memo.probe ?? -1;
   for (let i = 0; i < n; i++) {
     const m = messages[i] as ContextMessage & { role?: string; timestamp?: unknown; toolCallId?: string; content?: unknown };
-    if (i === memo.probe) {
+    if (i === probe) {
       if (!isUserTextTurn(m) || showsChainText(m, memo.state)) return "the next prompt is not like the probe";
       continue;
     }
@@ -176,29 +177,21 @@ export function reuseBlocker(memo: RenderMemo | undefined, input: KeeperRenderIn
 }
 
 /** `base`'s first `size` entries, to extend: the very array when nothing extended it yet (no copy), else a copy. */
-function extensible<T>(array: readonly T[], size: number, inPlace: boolean): T[] {
-  return inPlace && array.length === size ? (array as T[]) : array.slice(0, size);
+function extensible<T>(array: readonly T[], size: number): T[] {
+  return array.length === size ? (array as T[]) : array.slice(0, size);
 }
 
 function memoOf(input: KeeperRenderInput, rendered: ContextMessage[], sources: number[], stripBoundary: number | undefined, base?: RenderMemo): RenderMemo {
   const { messages } = input;
   const from = base ? base.size : 0;
-  // The probe's slot is rewritten below: that one copies (the base memo still reads it).
-  const inPlace = base?.probe === undefined;
-  const roles = base ? extensible(base.roles, from, inPlace) : [];
-  const timestamps = base ? extensible(base.timestamps, from, inPlace) : [];
-  const toolCallIds = base ? extensible(base.toolCallIds, from, inPlace) : [];
-  const contentLengths = base ? extensible(base.contentLengths, from, inPlace) : [];
-  // The probe's slot now holds the real prompt: its key from here on.
-  const probe = base?.probe;
-  if (probe !== undefined) {
-    const m = messages[probe]!;
-    roles[probe] = (m as { role?: string }).role ?? "";
-    timestamps[probe] = timestampOf(m);
-    toolCallIds[probe] = toolCallIdOf(m);
-    contentLengths[probe] = contentLength(m);
-  }
-  for (let i = from; i < messages.length; i++) {
+  // After a probe the keys are read anew from this request (the probe's slot now holds the real
+  // prompt, and keys read from the request's own kind of objects keep the next prefix checks fast).
+  const kept = base && base.probe === undefined ? base.size : 0;
+  const roles = base && kept > 0 ? extensible(base.roles, kept) : [];
+  const timestamps = base && kept > 0 ? extensible(base.timestamps, kept) : [];
+  const toolCallIds = base && kept > 0 ? extensible(base.toolCallIds, kept) : [];
+  const contentLengths = base && kept > 0 ? extensible(base.contentLengths, kept) : [];
+  for (let i = kept; i < messages.length; i++) {
     const m = messages[i]!;
     roles.push((m as { role?: string }).role ?? "");
     timestamps.push(timestampOf(m));
@@ -243,7 +236,7 @@ export function renderWithMemo(input: KeeperRenderInput, memo: RenderMemo | unde
       const source = base.sources[i]!;
       return source >= 0 ? messages[source]! : m;
     });
-    const sources = extensible(base.sources, base.rendered.length, true);
+    const sources = extensible(base.sources, base.rendered.length);
     for (let i = base.size; i < messages.length; i++) {
       rendered.push(messages[i]!);
       sources.push(i);
