@@ -32,11 +32,9 @@ export interface BodyDigest {
 
 const estimate = createCharRatioEstimator();
 
-function isPlainObject(x: unknown): x is Record<string, unknown> {
-  if (typeof x !== "object" || x === null || Array.isArray(x)) return false;
-  const proto = Object.getPrototypeOf(x);
-  return proto === Object.prototype || proto === null;
-}
+/** Whether `x` and `y` serialize alike: equal primitives, or plain data `sameData` finds alike (calls only for two objects). */
+const sameValue = (x: unknown, y: unknown): boolean =>
+  x === y || (typeof x === "object" && typeof y === "object" && x !== null && y !== null && sameData(x, y, false));
 
 /**
  * Whether `a` and `b` serialize to the same JSON (same keys in the same order); with
@@ -46,14 +44,24 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
 function sameJson(a: unknown, b: unknown, skipMark = false): boolean {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  return sameData(a, b, skipMark);
+}
+
+/** `sameJson` of two objects; primitives are compared in place (no call per string: this runs over every block of every request). */
+function sameData(a: object, b: object, skipMark: boolean): boolean {
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
     return true;
   }
-  if (!isPlainObject(a) || !isPlainObject(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
+  if (Array.isArray(b)) return false;
+  const pa = Object.getPrototypeOf(a);
+  const pb = Object.getPrototypeOf(b);
+  if ((pa !== Object.prototype && pa !== null) || (pb !== Object.prototype && pb !== null)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const ka = Object.keys(x);
+  const kb = Object.keys(y);
   let i = 0;
   let j = 0;
   for (;;) {
@@ -62,7 +70,7 @@ function sameJson(a: unknown, b: unknown, skipMark = false): boolean {
       while (j < kb.length && kb[j] === "cache_control") j++;
     }
     if (i === ka.length || j === kb.length) return i === ka.length && j === kb.length;
-    if (ka[i] !== kb[j] || !sameJson(a[ka[i]], b[kb[j]])) return false;
+    if (ka[i] !== kb[j] || !sameValue(x[ka[i]], y[kb[j]])) return false;
     i++;
     j++;
   }
