@@ -53,13 +53,17 @@ export interface TailHash {
  * The chained hash of the message blocks after `seam` (−1: all of them). `from`, the last
  * request's tail, is continued when it had the same seam and every message it covered is
  * unchanged (`unchanged`: how many leading messages equal the last request's) — the same hash
- * as from scratch, hashing only the new blocks.
+ * as from scratch, hashing only the new blocks. `blocks` in `flattenRequest` order (tools,
+ * system, then messages in order): the blocks hashed are a run at its end.
  */
 export function tailHashOf(blocks: readonly FlatBlock[], o: { seam: number; messageCount: number; from?: TailHash; unchanged?: number }): TailHash {
   const resume = o.from !== undefined && o.from.seam === o.seam && o.from.through > o.seam && o.from.through <= (o.unchanged ?? 0);
   let hash = resume ? o.from!.hash : EMPTY_PREFIX_HASH;
   const start = resume ? o.from!.through : o.seam + 1;
-  for (const b of blocks) if (b.layer === "messages" && b.messageIndex >= start) hash = chainHash(hash, b.bytes);
+  // Message blocks come last, in message order: only the run from `start` on is read.
+  let from = blocks.length;
+  while (from > 0 && blocks[from - 1].layer === "messages" && blocks[from - 1].messageIndex >= start) from--;
+  for (let i = from; i < blocks.length; i++) hash = chainHash(hash, blocks[i].bytes);
   return { seam: o.seam, through: o.messageCount, hash };
 }
 
