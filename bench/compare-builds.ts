@@ -3,7 +3,7 @@
  * see the same machine state: this checkout's host against another checkout's (e.g. an older
  * commit extracted with `git archive <rev> | tar -x -C /tmp/old`, its node_modules linked).
  * Same growing session, fresh clones and payloads, real flushes as `bench/request-cost.ts`.
- * Run: `npx bun bench/compare-builds.ts <other checkout> [messages]`. Prints p10 / median / p90.
+ * Run: `npx bun bench/compare-builds.ts <other checkout> [messages]`. Prints p10 / median / p90, and the medians of the requests right after a flush and of the others.
  */
 import { resolve } from "node:path";
 import { generateSession, INFO, stateAfterFlushes } from "./bench-session.ts";

@@ -43,7 +43,7 @@ export interface RequestCost {
   beforeRequest: Stat;
   messageEnd: Stat;
   total: Stat;
-  /** `total` split: the requests right after a flush (a changed state: full render, rewritten body) and the others. */
+  /** `total` split: the requests right after a flush (a changed state, a rewritten body) and the others. */
   afterFlush: Stat;
   others: Stat;
   clone: Stat;
