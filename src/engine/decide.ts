@@ -101,8 +101,12 @@ export interface DecideFlushInput {
   /** The `context` render for a message array and a state. */
   render: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
   /**
-   * What the last request carried, when the caller remembers it: the render of the branch up
-   * to the last assistant message under the current state. Absent: rendered here.
+   * What the last request carried, when the caller holds it: the engine's render of the branch
+   * up to the last assistant message, under whatever state it was rendered (a flush adopted
+   * since then is a rewrite the next request makes anyway: it shows as a forced bust, and what
+   * lies after it rides along). Absent (no request of this branch rendered since a restore, a
+   * compaction or a tree move): the cache is taken to hold what the current state renders of
+   * that prefix, the next request's own prefix — no render of its own.
    */
   sent?: readonly ContextMessage[];
 }
@@ -125,8 +129,8 @@ function decide(input: DecideFlushInput): FlushGateDecision {
 
   const world = endsWithAssistant(messages) ? [...messages, nextPromptProbe()] : [...messages];
   const lastSent = Math.max(0, lastAssistantIndex(messages));
-  const sent = slotsByRawIndex(messages, input.sent ? [...input.sent] : input.render(messages.slice(0, lastSent), state));
   const without = slotsByRawIndex(messages, input.render(world, state));
+  const sent = input.sent ? slotsByRawIndex(messages, [...input.sent]) : without;
   const withAll = slotsByRawIndex(messages, input.render(world, trial));
   const mutations = measureMutations({ proposal, messages, previousThinkingBoundary: previousThinking, without, withAll, withoutStrip });
 

@@ -4,8 +4,9 @@
  * the whole proposal, and the savings estimate comes from those two renders (decide.ts:
  * `savedByApplied`), so neither a partial apply nor the thinking strip costs a render of its
  * own. Without the gate the savings estimate's two renders are the only ones. What the last
- * request carried is remembered from its render; only when the engine does not hold it (the
- * first flush after a restart or a compaction) does the gate render it: one more.
+ * request carried is the engine's render of it, even when a flush was adopted since (a queued
+ * flush); when the engine holds none (the first flush after a restart or a compaction) the
+ * gate takes the current state's render of that prefix, from the renders it already has.
  */
 import { describe, expect, test } from "bun:test";
 import { renderContext } from "../prune/pipeline.ts";
@@ -128,9 +129,46 @@ describe("renders per flush: at most 2, in every case", () => {
     expect(r.total).toBe(2);
   });
 
-  test("without a remembered last request the gate renders it: one more", () => {
+  test("without a remembered last request (a restore, a compaction): 2, and the same plan", () => {
     const r = flushOnce({ remembered: false });
-    expect(r.total).toBe(3);
+    expect(r.total).toBe(2);
+    expect(r.result.nextState).toEqual(flushOnce({}).result.nextState);
+  });
+});
+
+describe("a flush queued behind another (no request in between)", () => {
+  /**
+   * Flush A (its capture taken when only the first read had finished) applies that read's stub;
+   * flush B runs before any request. The cache still holds what the last request carried, so
+   * the next request rewrites from A's stub whatever B does: B's stubs of the second prompt's
+   * last reads (past the frozen history) ride along, where paying alone they would wait.
+   */
+  function queued(o: { lastRequestHeld: boolean }) {
+    const settings = DEFAULT_SETTINGS;
+    const model = SONNET;
+    const { branch, closing, lastRequest } = requestEnd({ readChars: 1500, tail: 200_000 });
+    let state = initialEngineState();
+    if (o.lastRequestHeld) state = render(state, { settings, model, messages: lastRequest, now: 1, facts: () => facts(false), flushInFlight: false, recall: false }).state;
+    const a = startFlush(state, { settings, model, branchMessages: branch.slice(0, 4) });
+    const aDone = completeFlush(a.state, { settings, model, branchMessages: branch, closingMessage: closing, capture: a.capture, summaries: a.capture.batches.map((x) => summarizeExtractively(x)), now: 2_000_000, facts: facts(true), label: "A" });
+    expect(aDone.result.outcome?.applied).toEqual(["stub:a0@2#0"]);
+    const b = startFlush(aDone.state, { settings, model, branchMessages: branch, closingMessage: closing });
+    const { calls, renders } = counted(settings, model);
+    const bDone = completeFlush(b.state, { settings, model, branchMessages: branch, closingMessage: closing, capture: b.capture, summaries: b.capture.batches.map((x) => summarizeExtractively(x)), now: 2_000_100, facts: facts(false, 2), label: "B", renders });
+    const verdictOf = (call: string) => Object.entries(bDone.result.outcome!.verdicts).find(([id]) => id.startsWith(`stub:${call}@`))?.[1];
+    return { outcome: bDone.result.outcome!, verdictOf, total: calls.keeper + calls.prune };
+  }
+
+  test("B sees A's rewrite as forced: its earlier stubs ride along, in 2 renders", () => {
+    const r = queued({ lastRequestHeld: true });
+    expect(r.total).toBe(2);
+    for (const call of ["b2", "b3"]) expect(r.verdictOf(call)).toBe("rides-along");
+    expect(r.outcome.log.map((e) => [e.position, e.decision.reason])).toEqual([[2, "forced"]]);
+  });
+
+  test("without the last request held, the same stubs wait (the gate cannot know of A's rewrite)", () => {
+    const r = queued({ lastRequestHeld: false });
+    for (const call of ["b2", "b3"]) expect(r.verdictOf(call)).toBe("deferred");
   });
 });
 

@@ -196,12 +196,14 @@ export interface CompleteFlushInput extends SessionInput {
 }
 
 /**
- * What the last request carried, when the engine still holds it: the render of the branch up
- * to its last assistant message, under this state. Saves the gate one render.
+ * What the last request carried, when the engine still holds it: its render of the branch up
+ * to the last assistant message — the bytes sent, even when a flush was adopted since (a
+ * queued flush: the earlier flush's rewrite is then a forced bust the gate sees). Undefined
+ * when the engine rendered no request of this branch (a restore, a compaction, a tree move).
  */
 function rememberedSent(state: EngineState, branch: readonly ContextMessage[]): readonly ContextMessage[] | undefined {
   const last = state.lastRender;
-  if (!last || last.state !== state.keeper) return undefined;
+  if (!last) return undefined;
   const upTo = Math.max(0, lastAssistantIndex(branch));
   if (last.raw.length !== upTo) return undefined;
   for (let i = 0; i < upTo; i++) {
