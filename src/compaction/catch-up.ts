@@ -41,19 +41,25 @@ export function catchUpResult(input: CatchUpInput): CatchUp {
   const { branch, result, settings, primitives } = input;
   const cut = catchUpCut(branch, result.firstKeptEntryId, settings.keepRecentTokens, primitives);
   if (!cut || cut.gapMessages.length === 0) return { result, gapMessages: 0 };
-  const lines = capLines(cut.gapMessages.flatMap(digestLines));
-  const files = extendFileLists(result, cut.gapMessages);
+  return { result: withGapDigest(result, cut), movedFrom: result.firstKeptEntryId, gapMessages: cut.gapMessages.length };
+}
+
+/**
+ * `result` with its cut moved to `gap.firstKeptEntryId` and the gap's messages digested after
+ * its summary (its file tags extended with the gap's files). Also how a late job's summary
+ * upgrades the digest applied in its place (`late-digest.ts`).
+ */
+export function withGapDigest(result: ReadyCompaction, gap: { firstKeptEntryId: string; gapMessages: AgentMessage[] }): ReadyCompaction {
+  if (gap.gapMessages.length === 0) return { ...result, firstKeptEntryId: gap.firstKeptEntryId };
+  const lines = capLines(gap.gapMessages.flatMap(digestLines));
+  const files = extendFileLists(result, gap.gapMessages);
   const body = files ? result.summary.slice(0, result.summary.length - files.oldTags.length) : result.summary;
   const summary = `${body}\n\n---\n\n${DIGEST_HEADING}\n\n${lines.join("\n")}${files ? files.newTags : ""}`;
   const details = files ? { ...(result.details as Record<string, unknown>), readFiles: files.readFiles, modifiedFiles: files.modifiedFiles } : result.details;
-  return {
-    result: { ...result, summary, firstKeptEntryId: cut.firstKeptEntryId, ...(details === undefined ? {} : { details }) },
-    movedFrom: result.firstKeptEntryId,
-    gapMessages: cut.gapMessages.length,
-  };
+  return { ...result, summary, firstKeptEntryId: gap.firstKeptEntryId, ...(details === undefined ? {} : { details }) };
 }
 
-function capLines(lines: string[]): string[] {
+export function capLines(lines: string[]): string[] {
   if (lines.length <= DIGEST_MAX_LINES) return lines;
   return [`- (${lines.length - DIGEST_MAX_LINES} earlier lines of the digest left out)`, ...lines.slice(-DIGEST_MAX_LINES)];
 }

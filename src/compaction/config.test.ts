@@ -4,7 +4,7 @@ import { isInStartWindow, readCompactionEnv, startWindowBounds } from "./config.
 
 describe("readCompactionEnv", () => {
   test("defaults when nothing is set", () => {
-    expect(readCompactionEnv({})).toEqual({ config: { enabled: true, startRatio: 0.8, timeoutMs: 300_000, waitMs: 60_000, adaptiveStart: true }, diagnostics: [] });
+    expect(readCompactionEnv({})).toEqual({ config: { enabled: true, startRatio: 0.8, timeoutMs: 300_000, waitMs: 60_000, stallMs: 1_000, adaptiveStart: true }, diagnostics: [] });
   });
 
   test("explicit values", () => {
@@ -14,8 +14,9 @@ describe("readCompactionEnv", () => {
       PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS: "0",
       PI_ASYNC_PREFIX_COMPACTION_WAIT_MS: "1500",
       PI_ASYNC_PREFIX_COMPACTION_ADAPTIVE: "0",
+      PI_ASYNC_PREFIX_COMPACTION_STALL_MS: "250",
     });
-    expect(config).toEqual({ enabled: false, startRatio: 0.5, timeoutMs: 0, waitMs: 1500, adaptiveStart: false });
+    expect(config).toEqual({ enabled: false, startRatio: 0.5, timeoutMs: 0, waitMs: 1500, stallMs: 250, adaptiveStart: false });
     expect(diagnostics).toEqual([]);
   });
 
@@ -33,6 +34,8 @@ describe("readCompactionEnv", () => {
     ["PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS", "-1", "timeoutMs", 0],
     ["PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS", "12.5", "timeoutMs", 12],
     ["PI_ASYNC_PREFIX_COMPACTION_WAIT_MS", "-5", "waitMs", 0],
+    ["PI_ASYNC_PREFIX_COMPACTION_STALL_MS", "-5", "stallMs", -1],
+    ["PI_ASYNC_PREFIX_COMPACTION_STALL_MS", "0", "stallMs", 0],
   ] as const)("%s=%s is read as the anchor reads it, without a diagnostic", (key, value, field, expected) => {
     const { config, diagnostics } = readCompactionEnv({ [key]: value });
     expect(config[field]).toBe(expected);

@@ -13,12 +13,19 @@ export const ENV_TIMEOUT_MS = "PI_ASYNC_PREFIX_COMPACTION_TIMEOUT_MS";
 export const ENV_ADAPTIVE = "PI_ASYNC_PREFIX_COMPACTION_ADAPTIVE";
 /** Longest wait for a pending job when Pi must compact now (this package's addition). */
 export const ENV_WAIT_MS = "PI_ASYNC_PREFIX_COMPACTION_WAIT_MS";
+/**
+ * How long Pi's compaction at its threshold (or on overflow) waits for a late job before an
+ * extractive digest is applied in its place (this package's addition); negative = never, wait
+ * up to WAIT_MS for the model's summary.
+ */
+export const ENV_STALL_MS = "PI_ASYNC_PREFIX_COMPACTION_STALL_MS";
 /** Path of a JSONL file that receives every lifecycle event (diagnostics, tests); unset = none. */
 export const ENV_TRACE_FILE = "PI_ASYNC_PREFIX_COMPACTION_TRACE";
 
 export const DEFAULT_START_RATIO = 0.8;
 export const DEFAULT_TIMEOUT_MS = 300_000;
 export const DEFAULT_WAIT_MS = 60_000;
+export const DEFAULT_STALL_MS = 1_000;
 
 export interface AsyncCompactionConfig {
   enabled: boolean;
@@ -31,6 +38,12 @@ export interface AsyncCompactionConfig {
    * 0 = never wait (Pi compacts on its own). Absent = `DEFAULT_WAIT_MS`.
    */
   waitMs?: number;
+  /**
+   * Longest stall (ms) at Pi's threshold or overflow compaction before a late job is replaced by
+   * an extractive digest (the job's summary upgrades it when it comes); negative = never (wait
+   * up to `waitMs`). Absent = `DEFAULT_STALL_MS`.
+   */
+  stallMs?: number;
   /** Move the start earlier from observed growth and summary latency (default true). */
   adaptiveStart?: boolean;
   /** Lifecycle trace file (`PI_ASYNC_PREFIX_COMPACTION_TRACE`), when set. */
@@ -91,6 +104,12 @@ function readWaitMs(env: Env, diagnostics: ConfigDiagnostic[]): number {
   return Math.max(0, Math.floor(readNumber(env, ENV_WAIT_MS, DEFAULT_WAIT_MS, diagnostics)));
 }
 
+/** Whole milliseconds; a negative value: never replace a late job with a digest. */
+function readStallMs(env: Env, diagnostics: ConfigDiagnostic[]): number {
+  const value = Math.floor(readNumber(env, ENV_STALL_MS, DEFAULT_STALL_MS, diagnostics));
+  return value < 0 ? -1 : value;
+}
+
 /** Parse the environment keys; each bad value falls back to its own default. */
 export function readCompactionEnv(env: Env): ReadCompactionEnvResult {
   const diagnostics: ConfigDiagnostic[] = [];
@@ -99,6 +118,7 @@ export function readCompactionEnv(env: Env): ReadCompactionEnvResult {
     startRatio: readStartRatio(env, diagnostics),
     timeoutMs: readTimeoutMs(env, diagnostics),
     waitMs: readWaitMs(env, diagnostics),
+    stallMs: readStallMs(env, diagnostics),
     adaptiveStart: readSwitch(env, ENV_ADAPTIVE, "the adaptive start", diagnostics),
   };
   const traceFile = present(env, ENV_TRACE_FILE);

@@ -7,7 +7,17 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AnyAsyncCompactionAdapter } from "./adapter.ts";
 import type { AsyncCompactionConfig } from "./config.ts";
 import type { CompactionOutlook } from "./cooperation.ts";
-import { canStart, INITIAL_JOB_STATE, type InvalidationReason, type JobEvent, type JobSnapshot, type JobState, jobReducer } from "./job-reducer.ts";
+import {
+  canStart,
+  INITIAL_JOB_STATE,
+  type InvalidationReason,
+  type JobEvent,
+  type JobSnapshot,
+  type JobState,
+  jobReducer,
+  type LateHandoff,
+  type ReadyCompaction,
+} from "./job-reducer.ts";
 import type { LifecycleEvent, LifecycleListener } from "./lifecycle.ts";
 import type { CompactionSettings } from "./primitives.ts";
 
@@ -30,6 +40,8 @@ export interface ControllerOptions {
   onLifecycleEvent?: LifecycleListener;
   /** Called once when a job becomes ready (core decides whether to apply or persist). */
   onReady?(jobId: string): void;
+  /** Called once when a late job's summary comes (a digest was applied in its place). */
+  onLateResult?(jobId: string, result: ReadyCompaction, late: LateHandoff): void;
   timers?: Timers;
   now?: () => number;
   newJobId?: () => string;
@@ -75,10 +87,10 @@ export class CompactionController {
     return this.state;
   }
 
-  /** Plain facts for the pruning side (`cooperation.ts`). A job already handed off counts as none. */
+  /** Plain facts for the pruning side (`cooperation.ts`). A job already handed off (or late) counts as none. */
   outlook(): CompactionOutlook {
     const s = this.state;
-    const job = s.kind === "pending" ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
+    const job = s.kind === "pending" && !s.late ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
     return { job, handoffs: this.handoffs, ...(this.startWindow ? { startWindow: this.startWindow } : {}) };
   }
 
@@ -218,11 +230,22 @@ export class CompactionController {
       .then((output) => {
         const result = adapter.toCompaction(output, prepared);
         if (!result || typeof result.summary !== "string" || result.summary.trim() === "") throw new Error("adapter returned an empty summary");
-        if (this.dispatch({ type: "settled_ok", jobId, result })) this.options.onReady?.(jobId);
+        const before = this.state;
+        if (!this.dispatch({ type: "settled_ok", jobId, result })) return;
+        if (before.kind === "pending" && before.late) this.options.onLateResult?.(jobId, result, before.late);
+        else this.options.onReady?.(jobId);
       })
       .catch((error: unknown) => {
         this.dispatch({ type: "settled_error", jobId, error: error instanceof Error ? error.message : String(error) });
       });
+  }
+
+  /**
+   * Pi compacts now with a digest in the pending job's place (`late-digest.ts`); the job runs
+   * on for the upgrade. `gap`: the messages between the job's cut and the digest's.
+   */
+  handOffLate(jobId: string, cutEntryId: string, gap: unknown[]): boolean {
+    return this.dispatch({ type: "late_handoff", jobId, cutEntryId, gap });
   }
 
   /** Clear the timeout; abort the run when the job ended without a result. */

@@ -96,8 +96,25 @@ describe("jobReducer transitions", () => {
   });
 });
 
+describe("a late job (a digest applied in its place)", () => {
+  const late: JobState = { kind: "pending", job: snap("j1"), late: { cutEntryId: "pi-cut", gap: [] } };
+  test("pending → late → (entry recorded) → its summary ends it: idle, nothing left to apply", () => {
+    expect(jobReducer(pending, { type: "late_handoff", jobId: "j1", cutEntryId: "pi-cut", gap: [] })).toEqual(late);
+    const recorded = jobReducer(late, { type: "late_applied", jobId: "j1", compactionEntryId: "c1" });
+    expect(recorded).toEqual({ kind: "pending", job: snap("j1"), late: { cutEntryId: "pi-cut", gap: [], compactionEntryId: "c1" } });
+    expect(jobReducer(recorded, { type: "settled_ok", jobId: "j1", result: RESULT })).toEqual({ kind: "idle", lastJobId: "j1" });
+    expect(jobReducer(recorded, { type: "timeout", jobId: "j1" })).toMatchObject({ kind: "stale", reason: "timeout" });
+  });
+  test("only once, only for the pending job; a late job blocks a new start", () => {
+    expect(jobReducer(late, { type: "late_handoff", jobId: "j1", cutEntryId: "x", gap: [] })).toBe(late);
+    expect(jobReducer(ready, { type: "late_handoff", jobId: "j1", cutEntryId: "x", gap: [] })).toBe(ready);
+    expect(jobReducer(pending, { type: "late_applied", jobId: "j1", compactionEntryId: "c1" })).toBe(pending);
+    expect(canStart(late)).toBe(false);
+  });
+});
+
 describe("jobReducer property: events for other job ids never change the state", () => {
-  const states = [idle, pending, ready, readyHanded, stale, failed];
+  const states = [idle, pending, ready, readyHanded, stale, failed, { kind: "pending", job: snap("j1"), late: { cutEntryId: "c", gap: [] } } as JobState];
   const foreign = fc.constantFrom<JobEvent>(
     { type: "settled_ok", jobId: "other", result: RESULT },
     { type: "settled_error", jobId: "other", error: "e" },
@@ -108,6 +125,8 @@ describe("jobReducer property: events for other job ids never change the state",
     { type: "handed_off", jobId: "other", via: "turn_end_draft" },
     { type: "applied", jobId: "other" },
     { type: "apply_failed", jobId: "other", error: "e" },
+    { type: "late_handoff", jobId: "other", cutEntryId: "c", gap: [] },
+    { type: "late_applied", jobId: "other", compactionEntryId: "c" },
   );
   test("identity", () => {
     fc.assert(fc.property(fc.constantFrom(...states), foreign, (s, e) => jobReducer(s, e) === s));

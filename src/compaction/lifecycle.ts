@@ -1,7 +1,7 @@
 /** Structured lifecycle events, emitted synchronously for every transition and apply path. */
 import type { HandoffVia, InvalidationReason, JobEvent, JobState } from "./job-reducer.ts";
 
-export type ApplyPath = HandoffVia | "idle_compact" | "abort_and_compact" | "restore";
+export type ApplyPath = HandoffVia | "idle_compact" | "abort_and_compact" | "restore" | "late_digest";
 
 export type ApplyOutcome =
   | "requested" // ctx.compact() was called
@@ -9,7 +9,8 @@ export type ApplyOutcome =
   | "applied" // Pi persisted it
   | "rejected" // validation failed; Pi falls back to its own compaction
   | "failed" // Pi reported an error after handoff
-  | "deferred"; // not idle / queued messages; stays ready
+  | "deferred" // not idle / queued messages; stays ready
+  | "upgraded"; // a late job's summary was written as the upgrade of the digest applied in its place
 
 export type LifecycleEvent =
   | { kind: "transition"; jobId: string; from: JobState["kind"]; to: JobState["kind"]; cause: JobEvent["type"]; reason?: InvalidationReason; error?: string }

@@ -15,6 +15,8 @@ import type {
   SessionProjection,
 } from "./primitives.ts";
 
+import { upgradeOf } from "./late-digest-entry.ts";
+
 type ProjectedEntry = SessionProjection["entries"][number];
 
 const CUT_POINT_ROLES = new Set(["user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"]);
@@ -221,6 +223,31 @@ export function catchUpCut(
 }
 
 /**
+ * The summarizable messages from entry `fromEntryId` up to (not including) `toEntryId`, in
+ * Pi's projection of the branch; undefined when either is not in it or they are out of order.
+ */
+export function messagesBetween(pathEntries: SessionEntry[], fromEntryId: string, toEntryId: string, prims: PiCompactionPrimitives): AgentMessage[] | undefined {
+  const entries = prims.buildSessionProjection(pathEntries).entries;
+  const from = entries.findIndex((e) => e.sourceEntry.id === fromEntryId);
+  const to = entries.findIndex((e) => e.sourceEntry.id === toEntryId);
+  if (from < 0 || to < from) return undefined;
+  return summarizableMessages(entries.slice(from, to));
+}
+
+/**
+ * The summary a compaction entry stands for as the next summary's "previous summary": its own,
+ * or the upgrade a late job's model summary wrote for it (`late-digest.ts`), the newest on the
+ * branch.
+ */
+function summaryStandingFor(pathEntries: SessionEntry[], compaction: SessionEntry & { type: "compaction" }): string {
+  for (let i = pathEntries.length - 1; i >= 0; i--) {
+    const upgrade = upgradeOf(pathEntries[i]);
+    if (upgrade?.compactionEntryId === compaction.id) return upgrade.summary;
+  }
+  return compaction.summary;
+}
+
+/**
  * Pi's preparation for the branch `pathEntries` (root first, as `getBranch()` returns it),
  * or undefined when there is nothing to compact (empty, already compacted, too small).
  */
@@ -235,7 +262,7 @@ export function prepareCompaction(
   // Only the newest compaction contributes its summary; it is projected first.
   const prevIndex = entries.findIndex((e) => e.sourceEntry.type === "compaction" && e.messages.length > 0);
   const previous = prevIndex >= 0 ? entries[prevIndex].sourceEntry : undefined;
-  const previousSummary = previous?.type === "compaction" ? previous.summary : undefined;
+  const previousSummary = previous?.type === "compaction" ? summaryStandingFor(pathEntries, previous) : undefined;
   const boundaryStart = prevIndex >= 0 ? prevIndex + 1 : 0;
 
   const tokensBefore = estimateProjectedTokens(projection, pathEntries, prims);

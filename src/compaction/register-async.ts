@@ -17,6 +17,7 @@ import { DEFAULT_COMMAND_NAME, registerCompactNowCommand } from "./wiring/compac
 import { registerCompactHandoffHooks } from "./wiring/compact-handoff.ts";
 import { createRegistrationContext, type RegisterAsyncCompactionOptions } from "./wiring/context.ts";
 import { onJobReady, registerAgentEndHook } from "./wiring/idle-apply.ts";
+import { onLateResult } from "./wiring/late-handoff.ts";
 import { registerInvalidationHooks } from "./wiring/invalidation.ts";
 import { registerSessionLifecycleHooks } from "./wiring/session-lifecycle.ts";
 import { registerTurnEndHook } from "./wiring/turn-end.ts";
@@ -28,7 +29,7 @@ export function registerAsyncCompaction(
   adapter: AnyAsyncCompactionAdapter,
   options: RegisterAsyncCompactionOptions,
 ): CompactionController {
-  const rc = createRegistrationContext({ pi, adapter, options, onJobReady });
+  const rc = createRegistrationContext({ pi, adapter, options, onJobReady, onLateResult });
   registerTurnEndHook(rc);
   registerAgentEndHook(rc);
   registerCompactHandoffHooks(rc);

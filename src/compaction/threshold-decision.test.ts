@@ -4,7 +4,7 @@ import { budgetFollowsOutput, decidePendingAtCompact, hasRoom, outputRoom, roomM
 
 // A 110k window, a 16,384-token output ceiling with Anthropic budget thinking, 2,400 tokens a turn.
 const room = { contextWindow: 110_000, maxTurnGrowth: 2_400, maxOutputTokens: 16_384, budgetFollowsOutput: true };
-const base = { ...room, reason: "threshold" as const, customInstructions: false, maxWaitMs: 60_000 };
+const base = { ...room, reason: "threshold" as const, customInstructions: false, maxWaitMs: 60_000, stallMs: -1 };
 
 describe("room", () => {
   test("margin: twice the largest recent growth", () => {
@@ -54,6 +54,14 @@ describe("decidePendingAtCompact", () => {
     expect(decidePendingAtCompact({ ...base, tokens: 92_000 })).toEqual({ action: "wait", maxWaitMs: 60_000 });
   });
 
+  test("the stall budget cuts the wait short at the threshold and on overflow, not for the user's /compact", () => {
+    expect(decidePendingAtCompact({ ...base, tokens: 92_000, stallMs: 1_000 })).toEqual({ action: "wait", maxWaitMs: 1_000, digestAfterMs: 1_000 });
+    expect(decidePendingAtCompact({ ...base, reason: "overflow", tokens: 120_000, stallMs: 0 })).toEqual({ action: "wait", maxWaitMs: 0, digestAfterMs: 0 });
+    expect(decidePendingAtCompact({ ...base, reason: "manual", tokens: 92_000, stallMs: 1_000 })).toEqual({ action: "wait", maxWaitMs: 60_000 });
+    // A stall budget at or past the wait bound: the wait as it was (Pi compacts on its own at its end).
+    expect(decidePendingAtCompact({ ...base, tokens: 92_000, stallMs: 60_000 })).toEqual({ action: "wait", maxWaitMs: 60_000 });
+  });
+
   test("custom instructions fall back; waiting disabled falls back", () => {
     expect(decidePendingAtCompact({ ...base, tokens: 40_000, customInstructions: true })).toEqual({ action: "fallback", why: "custom_instructions" });
     expect(decidePendingAtCompact({ ...base, tokens: 106_000, maxWaitMs: 0 })).toEqual({ action: "fallback", why: "no_wait" });
@@ -70,15 +78,24 @@ describe("decidePendingAtCompact", () => {
         fc.boolean(),
         fc.integer({ min: 0, max: 100_000 }),
         fc.boolean(),
-        (reason, tokens, contextWindow, maxTurnGrowth, maxWaitMs, customInstructions, maxOutputTokens, budgetFollows) => {
-          const d = decidePendingAtCompact({ reason, tokens, contextWindow, maxTurnGrowth, maxWaitMs, customInstructions, maxOutputTokens, budgetFollowsOutput: budgetFollows });
+        fc.integer({ min: -1, max: 120_000 }),
+        (reason, tokens, contextWindow, maxTurnGrowth, maxWaitMs, customInstructions, maxOutputTokens, budgetFollows, stallMs) => {
+          const d = decidePendingAtCompact({ reason, tokens, contextWindow, maxTurnGrowth, maxWaitMs, customInstructions, maxOutputTokens, budgetFollowsOutput: budgetFollows, stallMs });
           if (d.action === "cancel") {
             expect(reason).toBe("threshold");
             const next = tokens! + roomMargin(maxTurnGrowth);
             expect(next).toBeLessThanOrEqual(contextWindow);
             expect(outputRoom(next, contextWindow)).toBeGreaterThanOrEqual(budgetFollows ? maxOutputTokens : Math.min(maxOutputTokens, 8_192));
           }
-          if (d.action === "wait") expect(d.maxWaitMs).toBe(maxWaitMs);
+          if (d.action === "wait") {
+            // Never longer than the wait bound; a digest only in Pi's own compactions, after the stall budget.
+            expect(d.maxWaitMs).toBe(d.digestAfterMs ?? maxWaitMs);
+            expect(d.maxWaitMs).toBeLessThanOrEqual(maxWaitMs);
+            if (d.digestAfterMs !== undefined) {
+              expect(reason).not.toBe("manual");
+              expect(d.digestAfterMs).toBe(stallMs);
+            }
+          }
         },
       ),
     );

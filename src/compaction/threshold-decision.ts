@@ -7,6 +7,9 @@
  *   (`hasRoom`), so the job is applied at a later turn end.
  * - `wait`: no room (or an overflow, or the user's own `/compact`): wait, bounded, for the job
  *   and hand it over when it validates; Pi compacts on its own if it does not come in time.
+ *   At Pi's threshold or on overflow the wait is cut short at `digestAfterMs` (the stall
+ *   budget): the job is then late, and an extractive digest is applied in its place
+ *   (`late-digest.ts`). The user's own `/compact` waits for the model's summary.
  * - `fallback`: the job cannot serve this compaction (`/compact <instructions>`, waiting
  *   disabled): it is staled `sync_fallback` and Pi compacts on its own at once.
  *
@@ -77,18 +80,21 @@ export interface PendingAtCompactFacts extends RoomInput {
   customInstructions: boolean;
   /** Longest wait allowed for the job (ms); 0 disables waiting. */
   maxWaitMs: number;
+  /** Stall budget before a digest replaces a late job (ms); negative: never. */
+  stallMs: number;
 }
 
 export type PendingAtCompactDecision =
   | { action: "cancel" }
-  | { action: "wait"; maxWaitMs: number }
+  | { action: "wait"; maxWaitMs: number; digestAfterMs?: number }
   | { action: "fallback"; why: "custom_instructions" | "no_wait" };
 
 export function decidePendingAtCompact(f: PendingAtCompactFacts): PendingAtCompactDecision {
   if (f.customInstructions) return { action: "fallback", why: "custom_instructions" };
   if (f.reason === "threshold" && hasRoom(f)) return { action: "cancel" };
   if (f.maxWaitMs <= 0) return { action: "fallback", why: "no_wait" };
-  return { action: "wait", maxWaitMs: f.maxWaitMs };
+  const digest = f.reason !== "manual" && f.stallMs >= 0 && f.stallMs < f.maxWaitMs;
+  return digest ? { action: "wait", maxWaitMs: f.stallMs, digestAfterMs: f.stallMs } : { action: "wait", maxWaitMs: f.maxWaitMs };
 }
 
 /**

@@ -2,14 +2,18 @@
  * Pi's compaction flow: `session_before_compact` serves any compaction from a ready job
  * (path 3, and the tail of paths 2 and 4); with a job still pending it cancels Pi's threshold
  * compaction while the context has room, or waits (bounded) for the job
- * (`threshold-decision.ts`); `session_compact` / `session_compact_failed` report how it ended.
+ * (`threshold-decision.ts`) — at Pi's threshold or an overflow no longer than the stall budget,
+ * after which a digest takes the late job's place (`late-handoff.ts`);
+ * `session_compact` / `session_compact_failed` report how it ended.
  */
 import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
 import { markedDetails, markerOf } from "../persistence.ts";
+import type { CompactionResult } from "../primitives.ts";
 import { type CompactTrigger, decidePendingAtCompact } from "../threshold-decision.ts";
 import { enterHook } from "./activity.ts";
 import { readyJob, type RegistrationContext, roomFacts } from "./context.ts";
 import { noticeApplied } from "./notify.ts";
+import { handOverLate, recordLateApplied } from "./late-handoff.ts";
 import { confirmDraft, handoffResult, rejectReady, validateReady } from "./ready-handoff.ts";
 
 export function registerCompactHandoffHooks(rc: RegistrationContext): void {
@@ -56,7 +60,7 @@ interface PendingAtCompact {
  * A job is still pending as Pi is about to compact: cancel Pi's compaction (returned), or wait
  * for the job (it may be ready afterwards), or let Pi compact on its own (the job is staled).
  */
-async function settlePending(rc: RegistrationContext, { event, ctx, jobId }: PendingAtCompact): Promise<{ cancel: true } | undefined> {
+async function settlePending(rc: RegistrationContext, { event, ctx, jobId }: PendingAtCompact): Promise<{ cancel: true } | { compaction: CompactionResult } | undefined> {
   const { controller: c, emit, state } = rc;
   const usage = ctx.getContextUsage();
   const tokens = usage?.tokens ?? event.preparation.tokensBefore;
@@ -66,6 +70,7 @@ async function settlePending(rc: RegistrationContext, { event, ctx, jobId }: Pen
     reason: trigger,
     customInstructions: Boolean(event.customInstructions?.trim()),
     maxWaitMs: rc.waitMs,
+    stallMs: rc.stallMs,
   });
   if (decision.action === "cancel") {
     emit({ kind: "at_compact", jobId, trigger, decision: "cancel", tokens });
@@ -79,6 +84,11 @@ async function settlePending(rc: RegistrationContext, { event, ctx, jobId }: Pen
     emit({ kind: "at_compact", jobId, trigger, decision: "wait", tokens, waitedMs: rc.now() - from, waitEnd });
     // Pi gave up its compaction (Esc, shutdown): nothing will replace the job, keep it.
     if (waitEnd === "aborted") return undefined;
+    // Late past the stall budget: a digest now, the job's summary upgrades it later.
+    if (waitEnd === "timeout" && decision.digestAfterMs !== undefined) {
+      const late = handOverLate(rc, { event, jobId });
+      if (late) return late;
+    }
   } else {
     emit({ kind: "at_compact", jobId, trigger, decision: "fallback", tokens });
   }
@@ -97,6 +107,7 @@ function registerCompactDone(rc: RegistrationContext): void {
     c.remember(ctx);
     state.compactRequestedFor = undefined;
     const marker = markerOf(event.compactionEntry.details);
+    if (event.fromExtension && marker && recordLateApplied(rc, { ctx, jobId: marker.jobId, compactionEntryId: event.compactionEntry.id, tokensBefore: event.compactionEntry.tokensBefore })) return;
     const ready = readyJob(rc);
     if (ready?.handoff && event.fromExtension && marker?.jobId === ready.job.jobId) {
       const jobId = ready.job.jobId;
@@ -121,6 +132,12 @@ function registerCompactFailed(rc: RegistrationContext): void {
     if (!enterHook(rc, ctx)) return;
     state.compactRequestedFor = undefined;
     state.autoResumeJobId = undefined;
+    const late = c.current;
+    // Our digest did not land: the late job's summary has nothing to upgrade.
+    if (event.fromExtension && late.kind === "pending" && late.late && !late.late.compactionEntryId) {
+      c.invalidate("failed");
+      return;
+    }
     const ready = readyJob(rc);
     if (!ready?.handoff || !event.fromExtension) return;
     const error = event.errorMessage ?? (event.aborted ? "compaction aborted" : "compaction failed");

@@ -6,9 +6,9 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { AnyAsyncCompactionAdapter } from "../adapter.ts";
 import { EMPTY_PACE, maxTurnGrowth, type Pace } from "../adaptive-start.ts";
 import { budgetFollowsOutput, type RoomInput } from "../threshold-decision.ts";
-import { type AsyncCompactionConfig, DEFAULT_START_RATIO, DEFAULT_TIMEOUT_MS, DEFAULT_WAIT_MS } from "../config.ts";
+import { type AsyncCompactionConfig, DEFAULT_STALL_MS, DEFAULT_START_RATIO, DEFAULT_TIMEOUT_MS, DEFAULT_WAIT_MS } from "../config.ts";
 import { CompactionController, type Timers } from "../controller.ts";
-import type { JobSnapshot } from "../job-reducer.ts";
+import type { JobSnapshot, LateHandoff, ReadyCompaction } from "../job-reducer.ts";
 import type { LifecycleListener } from "../lifecycle.ts";
 import type { CompactionSettings, PiCompactionPrimitives, AgentMessage } from "../primitives.ts";
 import type { ReadyJobState } from "../restore.ts";
@@ -75,6 +75,8 @@ export interface RegistrationContext {
   now: () => number;
   /** Longest wait for a pending job in `session_before_compact` (ms; 0 = never wait). */
   waitMs: number;
+  /** Stall budget before a late job is replaced by a digest (ms; negative = never). */
+  stallMs: number;
 }
 
 export interface CreateRegistrationContextInput {
@@ -83,6 +85,8 @@ export interface CreateRegistrationContextInput {
   options: RegisterAsyncCompactionOptions;
   /** Called when a job becomes ready (after the context exists). */
   onJobReady(rc: RegistrationContext, jobId: string): void;
+  /** Called when a late job's summary comes (a digest was applied in its place). */
+  onLateResult(rc: RegistrationContext, jobId: string, result: ReadyCompaction, late: LateHandoff): void;
 }
 
 export function createRegistrationContext(input: CreateRegistrationContextInput): RegistrationContext {
@@ -98,6 +102,7 @@ export function createRegistrationContext(input: CreateRegistrationContextInput)
     onLifecycleEvent: options.onLifecycleEvent,
     // Fires only once a job finishes, long after `rc` below is initialised.
     onReady: (jobId) => input.onJobReady(rc, jobId),
+    onLateResult: (jobId, result, late) => input.onLateResult(rc, jobId, result, late),
     timers,
     now: options.now,
     newJobId: options.newJobId,
@@ -115,6 +120,7 @@ export function createRegistrationContext(input: CreateRegistrationContextInput)
     isActive: options.isActive ?? (() => true),
     now: options.now ?? Date.now,
     waitMs: config.waitMs ?? DEFAULT_WAIT_MS,
+    stallMs: config.stallMs ?? DEFAULT_STALL_MS,
   };
   return rc;
 }

@@ -65,6 +65,8 @@ export interface HostOptions {
   timeoutMs?: number;
   /** Longest wait for a pending job in session_before_compact (default 5,000 ms). */
   waitMs?: number;
+  /** Stall budget before a late job is replaced by a digest (default -1: never, so the wait tests see the plain wait). */
+  stallMs?: number;
   adapter?: AnyAsyncCompactionAdapter;
   isActive?: (ctx: ExtensionContext) => boolean;
 }
@@ -107,7 +109,7 @@ export class FakeHost {
     this.controller = registerAsyncCompaction(pi, opts.adapter, {
       primitives: piCompactionPrimitives,
       getCompactionSettings: () => this.settings,
-      config: { enabled: true, startRatio: 0.5, timeoutMs: opts.timeoutMs ?? 60_000, waitMs: opts.waitMs ?? 5_000 },
+      config: { enabled: true, startRatio: 0.5, timeoutMs: opts.timeoutMs ?? 60_000, waitMs: opts.waitMs ?? 5_000, stallMs: opts.stallMs ?? -1 },
       onLifecycleEvent: (e) => this.events.push(e),
       timers: this.timers,
       now: () => this.timers.now,

@@ -9,11 +9,11 @@ export const TURN: BuildOp[] = [
   { op: "reply", chars: 600 },
 ];
 
-export function setup(opts: { turns?: number; contextWindow?: number; timeoutMs?: number } = {}) {
+export function setup(opts: { turns?: number; contextWindow?: number; timeoutMs?: number; stallMs?: number } = {}) {
   const builder = new SessionBuilder();
   for (let i = 0; i < (opts.turns ?? 6); i++) builder.applyAll(TURN);
   const scripted = scriptedAdapter();
-  const host = new FakeHost({ sm: builder.sm, adapter: scripted.adapter, contextWindow: opts.contextWindow, timeoutMs: opts.timeoutMs });
+  const host = new FakeHost({ sm: builder.sm, adapter: scripted.adapter, contextWindow: opts.contextWindow, timeoutMs: opts.timeoutMs, stallMs: opts.stallMs });
   return { host, builder, ...scripted };
 }
 

@@ -1,0 +1,100 @@
+/**
+ * The late job through Pi's hooks (FakeHost: window 100k, reserve 10k, wait bound 5 s, manual
+ * timers): past the stall budget Pi gets a digest of its own cut at once, the job runs on, and
+ * its summary becomes the digest's upgrade, which the next job starts from.
+ */
+import { describe, expect, test } from "bun:test";
+import { flush } from "../../test/support/compaction/fake-pi.ts";
+import { setup, startJob, TURN } from "../../test/support/compaction/wiring-setup.ts";
+import { DIGEST_HEADING } from "./catch-up.ts";
+import { LATE_DIGEST_HEADING } from "./late-digest.ts";
+import { UPGRADE_ENTRY_TYPE, upgradeOf } from "./late-digest-entry.ts";
+import { prepareCompaction } from "./prepare.ts";
+import { piCompactionPrimitives } from "../host/compaction-runtime.ts";
+
+const compactions = (host: ReturnType<typeof setup>["host"]) => host.sm.getBranch().filter((e) => e.type === "compaction");
+
+describe("a job late past the stall budget", () => {
+  test("Pi gets a digest of its own cut at once; the job runs on and its summary upgrades the digest", async () => {
+    const { host, runs, finish, builder } = setup({ stallMs: 1_000 });
+    await startJob(host);
+    builder.applyAll(TURN); // the context moves on while the job runs: its cut falls behind Pi's
+    builder.applyAll(TURN);
+    host.tokens = 97_000; // no room
+    const piPreparation = prepareCompaction(host.sm.getBranch(), host.settings, piCompactionPrimitives)!;
+    const compaction = host.runPiCompaction(undefined, "threshold");
+    await flush();
+    host.timers.advance(999);
+    await flush();
+    expect(host.state()).toMatchObject({ kind: "pending" });
+    expect(compactions(host)).toHaveLength(0);
+    host.timers.advance(1);
+    expect(await compaction).toBe("extension");
+
+    const [digest] = compactions(host);
+    if (digest.type !== "compaction") throw new Error("not a compaction");
+    expect(digest.firstKeptEntryId).toBe(piPreparation.firstKeptEntryId);
+    expect(digest.summary.startsWith(LATE_DIGEST_HEADING)).toBe(true);
+    expect(digest.summary).toContain("- called read(path: src/a.ts, content: x)\n  → read ok, 1 lines");
+    expect(digest.summary).toContain("<read-files>\nsrc/a.ts\n</read-files>");
+    expect(host.state()).toMatchObject({ kind: "pending", late: { cutEntryId: piPreparation.firstKeptEntryId, compactionEntryId: digest.id } });
+    expect(runs[0].signal.aborted).toBe(false);
+    expect(host.notes.at(-1)).toContain("applied an extractive digest");
+    expect(host.events).toContainEqual(expect.objectContaining({ kind: "at_compact", decision: "wait", waitEnd: "timeout", waitedMs: 1_000 }));
+
+    finish(0);
+    await flush();
+    expect(host.state().kind).toBe("idle");
+    const upgrades = host.sm.getBranch().flatMap((e) => (e.type === "custom" && e.customType === UPGRADE_ENTRY_TYPE ? [upgradeOf(e)!] : []));
+    expect(upgrades).toHaveLength(1);
+    expect(upgrades[0].compactionEntryId).toBe(digest.id);
+    // The job's summary, caught up from its cut to the digest's.
+    expect(upgrades[0].summary.startsWith("summary of run 0")).toBe(true);
+    expect(upgrades[0].summary).toContain(DIGEST_HEADING);
+    expect(host.events).toContainEqual({ kind: "apply", jobId: "job-1", path: "late_digest", outcome: "upgraded" });
+
+    // The next job starts from the upgrade, not from the digest.
+    for (let i = 0; i < 6; i++) builder.applyAll(TURN);
+    await startJob(host);
+    expect(runs[1].prepared.previousSummary).toBe(upgrades[0].summary);
+  });
+
+  test("the job fails after the digest: nothing is written, the digest stays", async () => {
+    const { host, runs } = setup({ stallMs: 0 });
+    await startJob(host);
+    host.tokens = 97_000;
+    const compaction = host.runPiCompaction(undefined, "threshold");
+    await flush();
+    host.timers.advance(0);
+    expect(await compaction).toBe("extension");
+    runs[0].done.reject(new Error("provider down"));
+    await flush();
+    expect(host.state().kind).toBe("failed");
+    expect(host.sm.getBranch().some((e) => e.type === "custom" && e.customType === UPGRADE_ENTRY_TYPE)).toBe(false);
+    expect(compactions(host)).toHaveLength(1);
+  });
+
+  test("the user's own /compact waits for the model's summary, whatever the stall budget", async () => {
+    const { host, finish } = setup({ stallMs: 0 });
+    await startJob(host);
+    host.tokens = 97_000;
+    const compaction = host.runPiCompaction(undefined, "manual");
+    await flush();
+    host.timers.advance(2_000);
+    await flush();
+    expect(host.state().kind).toBe("pending");
+    finish(0);
+    expect(await compaction).toBe("extension");
+    const [applied] = compactions(host);
+    expect(applied.type === "compaction" && applied.summary.startsWith("summary of run 0")).toBe(true);
+  });
+
+  test("with room at the threshold Pi's compaction is still cancelled (no digest)", async () => {
+    const { host } = setup({ stallMs: 0 });
+    await startJob(host);
+    host.tokens = 91_000;
+    expect(await host.runPiCompaction(undefined, "threshold")).toBe("cancelled");
+    expect(host.state()).toMatchObject({ kind: "pending" });
+    expect(compactions(host)).toHaveLength(0);
+  });
+});
