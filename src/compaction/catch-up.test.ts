@@ -93,8 +93,13 @@ describe("catchUpResult", () => {
   });
 });
 
-/** Later operations never add a compaction: a job's cut is never caught up across one (the job would be stale). */
-const laterOpArb = opArb.filter((op) => op.op !== "compaction");
+/**
+ * Later operations never add a compaction: a job's cut is never caught up across one (the job
+ * would be stale). Nor do they omit an earlier assistant message (a context edit that removes
+ * an entry from Pi's projection behind the job's back changes where Pi cuts before the job's
+ * cut, which this property does not describe; it failed about once in 20 runs on that alone).
+ */
+const laterOpArb = opArb.filter((op) => op.op !== "compaction" && op.op !== "omit_last_assistant");
 
 describe("catchUpResult (property)", () => {
   test("random sessions: the cut is Pi's cut whenever that is later than the job's, else unchanged; never a tool result", () => {

@@ -55,6 +55,12 @@ export function settingsKeyOf(settings: Pick<CompactionSettings, "reserveTokens"
   return `reserve=${settings.reserveTokens};keep=${settings.keepRecentTokens}`;
 }
 
+interface LateRun {
+  late: LateHandoff;
+  abort: AbortController | undefined;
+  timer: unknown;
+}
+
 export type StartOutcome =
   | { started: true; jobId: string }
   | { started: false; reason: "disabled" | "no_model" | "nothing_to_compact" | "busy" };
@@ -74,6 +80,8 @@ export class CompactionController {
   private handoffs = 0;
   /** Where a job starts at a turn end, as the last `turn_end` computed it (for `outlook()`). */
   private startWindow: CompactionOutlook["startWindow"];
+  /** Runs that go on after a late handoff (their digest applied), by job id. */
+  private lateRuns = new Map<string, LateRun>();
   /** `waitUntilSettled` callers, woken when their job leaves `pending`. */
   private settleWaiters = new Set<{ jobId: string; wake: () => void }>();
 
@@ -87,10 +95,10 @@ export class CompactionController {
     return this.state;
   }
 
-  /** Plain facts for the pruning side (`cooperation.ts`). A job already handed off (or late) counts as none. */
+  /** Plain facts for the pruning side (`cooperation.ts`). A job already handed off counts as none. */
   outlook(): CompactionOutlook {
     const s = this.state;
-    const job = s.kind === "pending" && !s.late ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
+    const job = s.kind === "pending" ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
     return { job, handoffs: this.handoffs, ...(this.startWindow ? { startWindow: this.startWindow } : {}) };
   }
 
@@ -230,22 +238,64 @@ export class CompactionController {
       .then((output) => {
         const result = adapter.toCompaction(output, prepared);
         if (!result || typeof result.summary !== "string" || result.summary.trim() === "") throw new Error("adapter returned an empty summary");
-        const before = this.state;
-        if (!this.dispatch({ type: "settled_ok", jobId, result })) return;
-        if (before.kind === "pending" && before.late) this.options.onLateResult?.(jobId, result, before.late);
-        else this.options.onReady?.(jobId);
+        const late = this.endLateRun(jobId);
+        if (late) this.options.onLateResult?.(jobId, result, late);
+        else if (this.dispatch({ type: "settled_ok", jobId, result })) this.options.onReady?.(jobId);
       })
       .catch((error: unknown) => {
-        this.dispatch({ type: "settled_error", jobId, error: error instanceof Error ? error.message : String(error) });
+        const message = error instanceof Error ? error.message : String(error);
+        if (this.endLateRun(jobId)) this.emit({ kind: "diagnostic", message: `late job ${jobId} failed: ${message}; its digest stays` });
+        else this.dispatch({ type: "settled_error", jobId, error: message });
       });
   }
 
   /**
-   * Pi compacts now with a digest in the pending job's place (`late-digest.ts`); the job runs
-   * on for the upgrade. `gap`: the messages between the job's cut and the digest's.
+   * Pi compacts now with a digest in the pending job's place (`late-digest.ts`): the machine is
+   * idle again (a new job may start), while the run goes on for the upgrade, with its own abort
+   * and timeout. `gap`: the messages between the job's cut and the digest's.
    */
   handOffLate(jobId: string, cutEntryId: string, gap: unknown[]): boolean {
-    return this.dispatch({ type: "late_handoff", jobId, cutEntryId, gap });
+    const s = this.state;
+    if (!(s.kind === "pending" && s.job.jobId === jobId)) return false;
+    const run: LateRun = { late: { cutEntryId, gap }, abort: this.abort, timer: this.timer };
+    this.abort = undefined;
+    this.timer = undefined;
+    this.lateRuns.set(jobId, run);
+    if (run.timer !== undefined) {
+      this.timers.clearTimeout(run.timer);
+      run.timer = undefined;
+    }
+    if (this.options.config.timeoutMs > 0) {
+      run.timer = this.timers.setTimeout(() => {
+        if (!this.endLateRun(jobId)) return;
+        run.abort?.abort();
+        this.emit({ kind: "diagnostic", message: `late job ${jobId} timed out; its digest stays` });
+      }, this.options.config.timeoutMs);
+    }
+    return this.dispatch({ type: "late_handoff", jobId });
+  }
+
+  /** Pi wrote the late job's digest as `compactionEntryId` (the entry its summary will upgrade). */
+  lateApplied(jobId: string, compactionEntryId: string): boolean {
+    const run = this.lateRuns.get(jobId);
+    if (!run || run.late.compactionEntryId !== undefined) return false;
+    run.late = { ...run.late, compactionEntryId };
+    return true;
+  }
+
+  /** Whether job `jobId` runs on after a late handoff. */
+  isLate(jobId: string): boolean {
+    return this.lateRuns.has(jobId);
+  }
+
+  /** Drop a late run's record (its timer cleared); returns what it knew, if it was one. */
+  endLateRun(jobId: string, opts: { abort?: boolean } = {}): LateHandoff | undefined {
+    const run = this.lateRuns.get(jobId);
+    if (!run) return undefined;
+    this.lateRuns.delete(jobId);
+    if (run.timer !== undefined) this.timers.clearTimeout(run.timer);
+    if (opts.abort) run.abort?.abort();
+    return run.late;
   }
 
   /** Clear the timeout; abort the run when the job ended without a result. */
@@ -259,6 +309,7 @@ export class CompactionController {
   /** Session shutdown: cancel work, forget the context, clear the status line. */
   shutdown(): void {
     this.invalidate("cancelled");
+    for (const jobId of [...this.lateRuns.keys()]) this.endLateRun(jobId, { abort: true });
     this.stopRun(true);
     this.setStatus(undefined);
     this.ctx = undefined;

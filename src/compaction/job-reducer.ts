@@ -4,8 +4,9 @@
  *   idle -> pending -> ready -> idle            (applied)
  *              |          \-> stale | failed
  *              |-> stale | failed
- *              \-> pending, late -> idle        (late handoff: a digest was applied in its place;
- *                                               its summary, when it comes, upgrades that digest)
+ *              \-> idle                         (late handoff: a digest was applied in its place;
+ *                                               the run goes on outside the machine, and its
+ *                                               summary upgrades that digest: controller.ts)
  *
  * Every event names the job it is about. An event for any other job (a late promise, a
  * timer that lost the race) leaves the state untouched: the reducer returns the same
@@ -77,10 +78,10 @@ export interface ReadyCompaction {
 }
 
 /**
- * A pending job whose place Pi's compaction took (`late-digest.ts`): Pi applied an extractive
- * digest while the job ran on. `gap` is what lies between the job's cut and the digest's cut
- * (digested again after the job's summary when it comes); `compactionEntryId` is the applied
- * digest's entry, once Pi reported it.
+ * A job whose place Pi's compaction took (`late-digest.ts`): Pi applied an extractive digest
+ * while the job ran on. `cutEntryId` is the digest's cut; `gap` what lies between the job's cut
+ * and it (digested again after the job's summary when it comes); `compactionEntryId` the
+ * applied digest's entry, once Pi reported it.
  */
 export interface LateHandoff {
   cutEntryId: string;
@@ -93,7 +94,7 @@ export type HandoffVia = "turn_end_draft" | "session_before_compact";
 
 export type JobState =
   | { kind: "idle"; lastJobId?: string }
-  | { kind: "pending"; job: JobSnapshot; late?: LateHandoff }
+  | { kind: "pending"; job: JobSnapshot }
   | { kind: "ready"; job: JobSnapshot; result: ReadyCompaction; handoff?: HandoffVia; persisted: boolean }
   | { kind: "stale"; job: JobSnapshot; reason: InvalidationReason; cause?: InvalidationReason }
   | { kind: "failed"; job: JobSnapshot; reason: "failed"; error: string };
@@ -110,10 +111,8 @@ export type JobEvent =
   | { type: "restored"; job: JobSnapshot; result: ReadyCompaction; staleReason?: InvalidationReason }
   | { type: "persisted"; jobId: string }
   | { type: "handed_off"; jobId: string; via: HandoffVia }
-  /** Pi compacts now with an extractive digest in the pending job's place; the job runs on. */
-  | { type: "late_handoff"; jobId: string; cutEntryId: string; gap: unknown[] }
-  /** Pi persisted that digest as `compactionEntryId`. */
-  | { type: "late_applied"; jobId: string; compactionEntryId: string }
+  /** Pi compacts now with an extractive digest in the pending job's place; its run goes on outside the machine. */
+  | { type: "late_handoff"; jobId: string }
   | { type: "applied"; jobId: string }
   | { type: "apply_failed"; jobId: string; error: string };
 
@@ -143,15 +142,10 @@ export function jobReducer(state: JobState, event: JobEvent): JobState {
       return { kind: "ready", job: event.job, result: event.result, persisted: true };
     case "settled_ok":
       if (state.kind !== "pending" || !isFor(state, event.jobId)) return state;
-      // A late job's summary upgrades the digest applied in its place: nothing is left to apply.
-      if (state.late) return { kind: "idle", lastJobId: event.jobId };
       return { kind: "ready", job: state.job, result: event.result, persisted: false };
     case "late_handoff":
-      if (state.kind !== "pending" || !isFor(state, event.jobId) || state.late) return state;
-      return { ...state, late: { cutEntryId: event.cutEntryId, gap: event.gap } };
-    case "late_applied":
-      if (state.kind !== "pending" || !isFor(state, event.jobId) || !state.late || state.late.compactionEntryId) return state;
-      return { ...state, late: { ...state.late, compactionEntryId: event.compactionEntryId } };
+      if (state.kind !== "pending" || !isFor(state, event.jobId)) return state;
+      return { kind: "idle", lastJobId: event.jobId };
     case "settled_error":
       if (state.kind !== "pending" || !isFor(state, event.jobId)) return state;
       return { kind: "failed", job: state.job, reason: "failed", error: event.error };

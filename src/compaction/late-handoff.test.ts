@@ -37,14 +37,16 @@ describe("a job late past the stall budget", () => {
     expect(digest.summary.startsWith(LATE_DIGEST_HEADING)).toBe(true);
     expect(digest.summary).toContain("- called read(path: src/a.ts, content: x)\n  → read ok, 1 lines");
     expect(digest.summary).toContain("<read-files>\nsrc/a.ts\n</read-files>");
-    expect(host.state()).toMatchObject({ kind: "pending", late: { cutEntryId: piPreparation.firstKeptEntryId, compactionEntryId: digest.id } });
+    // The machine is free for the next job; the run goes on for the upgrade.
+    expect(host.state()).toEqual({ kind: "idle", lastJobId: "job-1" });
+    expect(host.controller.isLate("job-1")).toBe(true);
     expect(runs[0].signal.aborted).toBe(false);
     expect(host.notes.at(-1)).toContain("applied an extractive digest");
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "at_compact", decision: "wait", waitEnd: "timeout", waitedMs: 1_000 }));
 
     finish(0);
     await flush();
-    expect(host.state().kind).toBe("idle");
+    expect(host.controller.isLate("job-1")).toBe(false);
     const upgrades = host.sm.getBranch().flatMap((e) => (e.type === "custom" && e.customType === UPGRADE_ENTRY_TYPE ? [upgradeOf(e)!] : []));
     expect(upgrades).toHaveLength(1);
     expect(upgrades[0].compactionEntryId).toBe(digest.id);
@@ -69,7 +71,8 @@ describe("a job late past the stall budget", () => {
     expect(await compaction).toBe("extension");
     runs[0].done.reject(new Error("provider down"));
     await flush();
-    expect(host.state().kind).toBe("failed");
+    expect(host.controller.isLate("job-1")).toBe(false);
+    expect(host.events).toContainEqual({ kind: "diagnostic", message: "late job job-1 failed: provider down; its digest stays" });
     expect(host.sm.getBranch().some((e) => e.type === "custom" && e.customType === UPGRADE_ENTRY_TYPE)).toBe(false);
     expect(compactions(host)).toHaveLength(1);
   });
@@ -87,6 +90,25 @@ describe("a job late past the stall budget", () => {
     expect(await compaction).toBe("extension");
     const [applied] = compactions(host);
     expect(applied.type === "compaction" && applied.summary.startsWith("summary of run 0")).toBe(true);
+  });
+
+  test("a new job may start while the late one runs; the late one's timeout aborts only its own run", async () => {
+    const { host, runs, builder } = setup({ stallMs: 0, timeoutMs: 10_000 });
+    await startJob(host);
+    host.tokens = 97_000;
+    const compaction = host.runPiCompaction(undefined, "threshold");
+    await flush();
+    host.timers.advance(0);
+    expect(await compaction).toBe("extension");
+    host.timers.advance(5_000);
+    for (let i = 0; i < 6; i++) builder.applyAll(TURN);
+    await startJob(host);
+    expect(host.state()).toMatchObject({ kind: "pending", job: { jobId: "job-2" } });
+    host.timers.advance(5_000); // the late run's 10 s are up; job 2's are not
+    expect(runs[0].signal.aborted).toBe(true);
+    expect(host.controller.isLate("job-1")).toBe(false);
+    expect(host.state()).toMatchObject({ kind: "pending", job: { jobId: "job-2" } });
+    expect(runs[1].signal.aborted).toBe(false);
   });
 
   test("with room at the threshold Pi's compaction is still cancelled (no digest)", async () => {

@@ -132,10 +132,11 @@ function registerCompactFailed(rc: RegistrationContext): void {
     if (!enterHook(rc, ctx)) return;
     state.compactRequestedFor = undefined;
     state.autoResumeJobId = undefined;
-    const late = c.current;
-    // Our digest did not land: the late job's summary has nothing to upgrade.
-    if (event.fromExtension && late.kind === "pending" && late.late && !late.late.compactionEntryId) {
-      c.invalidate("failed");
+    // Our digest did not land: a late job's summary has nothing to upgrade.
+    const lastJob = c.current.kind === "idle" ? c.current.lastJobId : undefined;
+    if (event.fromExtension && lastJob && c.isLate(lastJob)) {
+      c.endLateRun(lastJob, { abort: true });
+      emit({ kind: "apply", jobId: lastJob, path: "late_digest", outcome: "failed", error: event.errorMessage ?? "compaction failed" });
       return;
     }
     const ready = readyJob(rc);

@@ -20,7 +20,7 @@ import { say } from "./notify.ts";
 export function handOverLate(rc: RegistrationContext, input: { event: SessionBeforeCompactEvent; jobId: string }): { compaction: CompactionResult } | undefined {
   const { controller: c, emit } = rc;
   const s = c.current;
-  if (s.kind !== "pending" || s.job.jobId !== input.jobId || s.late) return undefined;
+  if (s.kind !== "pending" || s.job.jobId !== input.jobId) return undefined;
   const preparation = input.event.preparation;
   const digest = lateDigestCompaction(preparation);
   // What the job's summary will not cover once it comes: from its cut to the digest's.
@@ -39,9 +39,7 @@ export function handOverLate(rc: RegistrationContext, input: { event: SessionBef
 
 /** `session_compact` of our digest: the late job now knows the entry its summary will upgrade. */
 export function recordLateApplied(rc: RegistrationContext, input: { ctx: ExtensionContext; jobId: string; compactionEntryId: string; tokensBefore: number }): boolean {
-  const s = rc.controller.current;
-  if (s.kind !== "pending" || s.job.jobId !== input.jobId || !s.late) return false;
-  rc.controller.dispatch({ type: "late_applied", jobId: input.jobId, compactionEntryId: input.compactionEntryId });
+  if (!rc.controller.lateApplied(input.jobId, input.compactionEntryId)) return false;
   rc.emit({ kind: "apply", jobId: input.jobId, path: "late_digest", outcome: "applied" });
   const before = input.tokensBefore > 0 ? ` (context was ${input.tokensBefore.toLocaleString("en-US")} tokens)` : "";
   say(input.ctx, `${rc.adapter.label}: the background summary was not ready; applied an extractive digest${before}. The summary upgrades it when it comes.`);
