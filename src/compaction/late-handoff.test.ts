@@ -55,10 +55,18 @@ describe("a job late past the stall budget", () => {
     expect(upgrades[0].summary).toContain(DIGEST_HEADING);
     expect(host.events).toContainEqual({ kind: "apply", jobId: "job-1", path: "late_digest", outcome: "upgraded" });
 
-    // The next job starts from the upgrade, not from the digest.
+    // The next job starts from the upgrade, not from the digest; so does a digest in its place.
     for (let i = 0; i < 6; i++) builder.applyAll(TURN);
     await startJob(host);
     expect(runs[1].prepared.previousSummary).toBe(upgrades[0].summary);
+    builder.applyAll(TURN);
+    host.tokens = 97_000;
+    const second = host.runPiCompaction(undefined, "threshold");
+    await flush();
+    host.timers.advance(1_000);
+    expect(await second).toBe("extension");
+    const last = compactions(host).at(-1)!;
+    expect(last.type === "compaction" && last.summary.startsWith(`${upgrades[0].summary}\n\n---\n\n${LATE_DIGEST_HEADING}`)).toBe(true);
   });
 
   test("the job fails after the digest: nothing is written, the digest stays", async () => {

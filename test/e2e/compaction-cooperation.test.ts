@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { createPiWorkspace, type PiRunResult, type PiWorkspace, runPi } from "../support/pi-runner.ts";
-import { compactionsOf, delayedSummaryRouter, errorRecords, markerJobId, readTrace, sandboxFiles, type TraceEvent } from "../support/compaction/e2e-wire.ts";
+import { compactionsOf, delayedSummaryRouter, entriesOf, errorRecords, markerJobId, readTrace, sandboxFiles, type TraceEvent } from "../support/compaction/e2e-wire.ts";
 import { bustIndices, FILES, longestStall, loopRequests, mainUsage, PROMPTS, THRESHOLD_SETUP, thresholdScript, wireCost } from "../support/compaction/threshold-wire.ts";
 
 const workspaces: PiWorkspace[] = [];
@@ -40,18 +40,14 @@ async function run(arm: "keeper" | "bare", delayMs: number): Promise<Run> {
  * (bare Pi's synchronous summary, two sequential calls: ~4 s), with 0.5 s answers under 0.5 s,
  * and the session never costs more than bare Pi on the same script. The stall is measured on
  * the fake server's request timestamps (the loop's median gap subtracted), not from Pi's
- * startup. With fast answers it is bounded by physics, not by the code: the job starts at the
- * adaptive floor (keep + reserve = 36,384 tokens) and Pi's threshold (93,616) comes ~23 turns
- * later, so the wait is 2 s minus 23 turns (~0.6 s at 25 ms a turn, ~1.2 s at 50 ms), plus the
- * apply (~0.03–0.2 s). With pruning on the keeper's turns take 35–45 ms on a loaded machine
- * (0.98–1.31 s seen in five runs), but on a quiet one turns are faster and the wait longer:
- * 1.56, 1.65 and (with the incremental render) 1.70 s seen. So the issue's 1.5 s is NOT met with
- * fast answers. The faster the turns, the closer the wait gets to one whole summary (2 s, the job
- * already running) plus the apply; bare Pi waits for two summaries in a row (~4 s). This guards
- * 2.4 s (one summary and the apply, never Pi's own synchronous compaction) and prints the figure.
- * With 0.5 s answers the issue's 0.5 s is asserted.
+ * startup. With fast answers no job can be ready in time (the whole loop from the first
+ * request to Pi's threshold takes under 0.7 s, a summary 2 s): past the stall budget (1 s by
+ * default) the job is late and an extractive digest takes its place (`late-digest.ts`); its
+ * summary, when it comes, is written as the digest's upgrade, which every later summary starts
+ * from: each compaction after the first upgrade carries the model's text.
  */
-const STALL_BOUND_MS: Record<number, number> = { 0: 2_400, 500: 500 };
+const STALL_BOUND_MS: Record<number, number> = { 0: 1_500, 500: 500 };
+const UPGRADE_ENTRY = "context-keeper/compaction-upgrade";
 
 describe("pruning and compaction cooperate (110k window, 2 s summaries, pruning on)", () => {
   for (const delayMs of [0, 500]) test(`answers after ${delayMs} ms: stall < ${STALL_BOUND_MS[delayMs]} ms, busts far apart, every compaction the extension's, no more cost than bare Pi`, async () => {
@@ -75,6 +71,15 @@ describe("pruning and compaction cooperate (110k window, 2 s summaries, pruning 
     const close = busts.filter((b, i) => i > 0 && b - busts[i - 1] <= 3);
     expect(close).toEqual([]);
     expect(stall(keeper)).toBeLessThan(STALL_BOUND_MS[delayMs]);
+    // A late job's summary is not lost: written as its digest's upgrade, and later compactions start from it.
+    const entries = entriesOf(keeper);
+    const upgrades = entries.filter((e) => e.type === "custom" && e.customType === UPGRADE_ENTRY);
+    const digests = compactionsOf(keeper).filter((c) => (c.details as { lateDigest?: boolean } | undefined)?.lateDigest === true);
+    if (delayMs === 0) expect(digests.length).toBeGreaterThan(0);
+    for (const d of digests.slice(0, -1)) expect(upgrades.some((u) => (u.data as { compactionEntryId: string }).compactionEntryId === d.id)).toBe(true);
+    for (const u of upgrades) expect((u.data as { summary: string }).summary).toContain("Delayed scripted summary #");
+    const firstUpgrade = entries.findIndex((e) => upgrades.includes(e));
+    if (firstUpgrade >= 0) for (const c of entries.slice(firstUpgrade).filter((e) => e.type === "compaction")) expect(c.summary as string).toContain("Delayed scripted summary #");
     expect(wireCost(keeper.requests)).toBeLessThanOrEqual(wireCost(bare.requests));
   }, 300_000);
 });

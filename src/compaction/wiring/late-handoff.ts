@@ -8,7 +8,7 @@ import type { LateHandoff, ReadyCompaction } from "../job-reducer.ts";
 import { lateDigestCompaction, upgradedSummary } from "../late-digest.ts";
 import { UPGRADE_ENTRY_TYPE, type UpgradeEntry } from "../late-digest-entry.ts";
 import { markedDetails } from "../persistence.ts";
-import { messagesBetween } from "../prepare.ts";
+import { messagesBetween, prepareCompaction } from "../prepare.ts";
 import type { CompactionResult } from "../primitives.ts";
 import type { RegistrationContext } from "./context.ts";
 import { say } from "./notify.ts";
@@ -22,7 +22,9 @@ export function handOverLate(rc: RegistrationContext, input: { event: SessionBef
   const s = c.current;
   if (s.kind !== "pending" || s.job.jobId !== input.jobId) return undefined;
   const preparation = input.event.preparation;
-  const digest = lateDigestCompaction(preparation);
+  // The previous summary as the next job would read it: a late job's upgrade where one was written.
+  const ours = prepareCompaction(input.event.branchEntries, preparation.settings, rc.options.primitives);
+  const digest = lateDigestCompaction({ ...preparation, previousSummary: ours?.previousSummary ?? preparation.previousSummary });
   // What the job's summary will not cover once it comes: from its cut to the digest's.
   const gap = messagesBetween(input.event.branchEntries, s.job.firstKeptEntryId, digest.firstKeptEntryId, rc.options.primitives) ?? [];
   c.handOffLate(input.jobId, digest.firstKeptEntryId, gap);
