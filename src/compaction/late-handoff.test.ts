@@ -85,6 +85,22 @@ describe("a job late past the stall budget", () => {
     expect(compactions(host)).toHaveLength(1);
   });
 
+  test("after a /tree move away from the digest, the summary is not written (no orphan entry)", async () => {
+    const { host, finish } = setup({ stallMs: 0 });
+    await startJob(host);
+    host.tokens = 97_000;
+    const before = host.sm.getLeafId()!;
+    const compaction = host.runPiCompaction(undefined, "threshold");
+    await flush();
+    host.timers.advance(0);
+    expect(await compaction).toBe("extension");
+    host.sm.branch(before); // back to the leaf before the digest
+    finish(0);
+    await flush();
+    expect(host.sm.getEntries().some((e) => e.type === "custom" && e.customType === UPGRADE_ENTRY_TYPE)).toBe(false);
+    expect(host.events).toContainEqual({ kind: "diagnostic", message: "late job job-1: its digest is not on the current branch; the summary is dropped" });
+  });
+
   test("the user's own /compact waits for the model's summary, whatever the stall budget", async () => {
     const { host, finish } = setup({ stallMs: 0 });
     await startJob(host);

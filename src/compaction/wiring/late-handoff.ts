@@ -54,6 +54,12 @@ export function onLateResult(rc: RegistrationContext, jobId: string, result: Rea
     rc.emit({ kind: "diagnostic", message: `late job ${jobId}: its digest was never reported applied; the summary is dropped` });
     return;
   }
+  // Written on the branch that holds the digest only (after a /tree move elsewhere it would be an orphan).
+  const branch = rc.controller.lastCtx?.sessionManager.getBranch();
+  if (branch && !branch.some((e) => e.id === late.compactionEntryId)) {
+    rc.emit({ kind: "diagnostic", message: `late job ${jobId}: its digest is not on the current branch; the summary is dropped` });
+    return;
+  }
   const data: UpgradeEntry = { version: 1, compactionEntryId: late.compactionEntryId, jobId, summary: upgradedSummary(result, late) };
   try {
     rc.pi.appendEntry(UPGRADE_ENTRY_TYPE, data);
