@@ -41,6 +41,8 @@ describe("re-validation before ctx.compact()", () => {
     expect(b.host.compactCalls).toHaveLength(1);
     await flush();
     expect(b.host.state().kind).toBe("idle");
+    expect(b.host.notes).toEqual([]); // said on the next tick, after Pi renders the compacted session
+    b.host.timers.advance(0);
     expect(b.host.notes).toEqual([expect.stringMatching(/^test compaction: applied a background summary/)]);
   });
 

@@ -41,6 +41,8 @@ describe("a job late past the stall budget", () => {
     expect(host.state()).toEqual({ kind: "idle", lastJobId: "job-1" });
     expect(host.controller.isLate("job-1")).toBe(true);
     expect(runs[0].signal.aborted).toBe(false);
+    expect(host.notes.some((n) => n.includes("extractive digest"))).toBe(false); // on the next tick, after Pi renders the compacted session
+    host.timers.advance(0);
     expect(host.notes.at(-1)).toContain("applied an extractive digest");
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "at_compact", decision: "wait", waitEnd: "timeout", waitedMs: 1_000 }));
 

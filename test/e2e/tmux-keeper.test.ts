@@ -11,42 +11,21 @@
  * Without tmux on the machine the test is skipped with a printed notice.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { spawnSync } from "node:child_process";
-import { chmodSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { startFakeAnthropic } from "../support/fake-anthropic/server.ts";
-import { PI_CLI, REPO_ROOT, piRuntime } from "../support/pi-runner.ts";
-import { childEnv, createPiWorkspace, writeAgentConfig, type PiWorkspace } from "../support/scenario-workspace.ts";
+import { createPiWorkspace, writeAgentConfig, type PiWorkspace } from "../support/scenario-workspace.ts";
+import { hasTmux, startTmuxPi, type TmuxPi } from "../support/tmux-pi.ts";
 
-const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 if (!hasTmux) console.log("[tmux-keeper] tmux is not installed: the terminal e2e is skipped (apt-get install -y tmux to run it)");
-
-const SESSION = `keeper-e2e-${process.pid}`;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const tmux = (...args: string[]) => spawnSync("tmux", args, { encoding: "utf8" });
-const screen = (): string => tmux("capture-pane", "-p", "-J", "-t", SESSION, "-S", "-300").stdout ?? "";
-const typeText = (text: string) => tmux("send-keys", "-t", SESSION, "-l", text);
-const press = (...keys: string[]) => tmux("send-keys", "-t", SESSION, ...keys);
-
-async function waitForScreen(pred: (text: string) => boolean, what: string, timeoutMs = 30_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < deadline) {
-    last = screen();
-    if (pred(last)) return last;
-    await sleep(200);
-  }
-  throw new Error(`[tmux-keeper] timed out waiting for ${what}; screen:\n${last}`);
-}
 
 /** The editor's current line: the last screen line that starts with the typed command. */
 const editorHas = (text: string) => (s: string) => s.split("\n").some((line) => line.includes(text));
 
 let workspace: PiWorkspace | undefined;
+let pi: TmuxPi | undefined;
 const server = hasTmux ? startFakeAnthropic({ script: [] }) : undefined;
 
 afterAll(async () => {
-  if (hasTmux) tmux("kill-session", "-t", SESSION);
+  pi?.kill();
   await server?.stop();
   workspace?.cleanup();
 });
@@ -62,18 +41,8 @@ describe.skipIf(!hasTmux)("/keeper in a real terminal (tmux)", () => {
       { text: "The file has 400 lines." },
       { text: "Still here." },
     ]);
-    const env = childEnv(workspace);
-    const script = join(workspace.root, "run-pi.sh");
-    const exports = Object.entries(env)
-      .map(([k, v]) => `export ${k}='${v.replace(/'/g, "'\\''")}'`)
-      .join("\n");
-    writeFileSync(
-      script,
-      `#!/bin/sh\n${exports}\ncd '${workspace.cwd}'\nexec '${piRuntime().command}' '${PI_CLI}' --no-extensions --no-context-files --no-skills --no-prompt-templates -e '${REPO_ROOT}'\n`,
-    );
-    chmodSync(script, 0o755);
-    const started = tmux("new-session", "-d", "-s", SESSION, "-x", "180", "-y", "50", script);
-    expect(started.status).toBe(0);
+    pi = startTmuxPi({ session: `keeper-e2e-${process.pid}`, workspace, label: "tmux-keeper" });
+    const { typeText, press, waitForScreen } = pi;
 
     await waitForScreen((s) => s.includes("keeper:"), "the status line at start", 60_000);
 

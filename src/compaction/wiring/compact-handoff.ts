@@ -12,7 +12,7 @@ import type { CompactionResult } from "../primitives.ts";
 import { type CompactTrigger, decidePendingAtCompact } from "../threshold-decision.ts";
 import { enterHook } from "./activity.ts";
 import { readyJob, type RegistrationContext, roomFacts } from "./context.ts";
-import { noticeApplied } from "./notify.ts";
+import { appliedNotice, sayAfterCompaction } from "./notify.ts";
 import { handOverLate, recordLateApplied } from "./late-handoff.ts";
 import { confirmDraft, handoffResult, rejectReady, validateReady } from "./ready-handoff.ts";
 
@@ -113,7 +113,7 @@ function registerCompactDone(rc: RegistrationContext): void {
       const jobId = ready.job.jobId;
       c.dispatch({ type: "applied", jobId });
       emit({ kind: "apply", jobId, path: "session_before_compact", outcome: "applied" });
-      noticeApplied(rc, ctx, event.compactionEntry.tokensBefore);
+      sayAfterCompaction(rc, ctx, appliedNotice(rc.adapter.label, event.compactionEntry.tokensBefore));
       if (state.autoResumeJobId === jobId) {
         state.autoResumeJobId = undefined;
         rc.timers.setTimeout(() => rc.pi.sendUserMessage("continue"), 0);

@@ -23,3 +23,12 @@ export function appliedNotice(label: string, tokensBefore: number | undefined): 
 export function noticeApplied(rc: RegistrationContext, ctx: ExtensionContext, tokensBefore?: number): void {
   say(ctx, appliedNotice(rc.adapter.label, tokensBefore));
 }
+
+/**
+ * A message from `session_compact`: said on the next tick. Pi's interactive mode clears its chat
+ * and renders the compacted session at `compaction_end`, right after the extensions' handlers
+ * return, which would wipe a message said from inside the handler (seen in tmux).
+ */
+export function sayAfterCompaction(rc: RegistrationContext, ctx: ExtensionContext, message: string): void {
+  rc.timers.setTimeout(() => say(ctx, message), 0);
+}

@@ -1,0 +1,50 @@
+/**
+ * The late digest in a real terminal: interactive pi (the TUI) in tmux against the fake server,
+ * the 110k-window threshold scenario with instant answers and 2 s summaries. The long tool loop
+ * crosses Pi's threshold while the job runs; after the 1 s stall budget the user sees the notice
+ * that a digest was applied in its place, and the loop goes on to its answer. Without tmux on
+ * the machine the test is skipped with a printed notice.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { delayedSummaryRouter, sandboxFiles } from "../support/compaction/e2e-wire.ts";
+import { FILES, PROMPTS, THRESHOLD_SETUP, thresholdScript } from "../support/compaction/threshold-wire.ts";
+import { startFakeAnthropic } from "../support/fake-anthropic/server.ts";
+import { createPiWorkspace, writeAgentConfig, type PiWorkspace } from "../support/scenario-workspace.ts";
+import { hasTmux, startTmuxPi, type TmuxPi } from "../support/tmux-pi.ts";
+
+if (!hasTmux) console.log("[tmux-late-digest] tmux is not installed: the terminal e2e is skipped (apt-get install -y tmux to run it)");
+
+let workspace: PiWorkspace | undefined;
+let pi: TmuxPi | undefined;
+const server = hasTmux ? startFakeAnthropic({ script: thresholdScript(0), sideRouter: delayedSummaryRouter }) : undefined;
+
+afterAll(async () => {
+  pi?.kill();
+  await server?.stop();
+  workspace?.cleanup();
+});
+
+describe.skipIf(!hasTmux)("a late job in a real terminal (tmux)", () => {
+  test("the digest notice shows, the loop runs on to its answer", async () => {
+    workspace = createPiWorkspace(sandboxFiles(FILES));
+    writeAgentConfig(workspace, { baseUrl: server!.baseUrl, model: THRESHOLD_SETUP.model, settings: THRESHOLD_SETUP.settings });
+    pi = startTmuxPi({
+      session: `late-digest-e2e-${process.pid}`,
+      workspace,
+      env: { PI_ASYNC_PREFIX_COMPACTION_START_RATIO: THRESHOLD_SETUP.startRatio },
+      label: "tmux-late-digest",
+    });
+    await pi.waitForScreen((s) => s.includes("keeper:"), "the status line at start", 60_000);
+    pi.typeText(PROMPTS[0]);
+    pi.press("Enter");
+    await pi.waitForScreen((s) => s.includes("first done."), "the first answer", 60_000);
+    pi.typeText(PROMPTS[1]);
+    pi.press("Enter");
+    const noticed = await pi.waitForScreen((s) => s.includes("applied an extractive digest"), "the late-digest notice", 90_000);
+    const line = noticed.split("\n").find((l) => l.includes("applied an extractive digest"))!;
+    console.log(`[tmux-late-digest] notice: ${line.trim()}`);
+    expect(line).toMatch(/the background summary was not ready; applied an extractive digest \(context was [\d,]+ tokens\)/);
+    const done = await pi.waitForScreen((s) => s.includes("second done."), "the loop's answer", 90_000);
+    expect(done).not.toMatch(/error/i);
+  }, 240_000);
+});
