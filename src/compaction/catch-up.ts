@@ -51,7 +51,7 @@ export function catchUpResult(input: CatchUpInput): CatchUp {
  */
 export function withGapDigest(result: ReadyCompaction, gap: { firstKeptEntryId: string; gapMessages: AgentMessage[] }): ReadyCompaction {
   if (gap.gapMessages.length === 0) return { ...result, firstKeptEntryId: gap.firstKeptEntryId };
-  const lines = capLines(gap.gapMessages.flatMap(digestLines));
+  const lines = capLines(gap.gapMessages.flatMap((m) => digestLines(m)));
   const files = extendFileLists(result, gap.gapMessages);
   const body = files ? result.summary.slice(0, result.summary.length - files.oldTags.length) : result.summary;
   const summary = `${body}\n\n---\n\n${DIGEST_HEADING}\n\n${lines.join("\n")}${files ? files.newTags : ""}`;
@@ -86,13 +86,16 @@ function lineCount(text: string): number {
   return text === "" ? 0 : text.split("\n").length;
 }
 
-/** One line per message (an assistant message: its text, then one line per tool call). */
-export function digestLines(message: AgentMessage): string[] {
+/**
+ * One line per message (an assistant message: its text, then one line per tool call). User
+ * text is cut at `userChars` (default `DIGEST_TEXT_CHARS`).
+ */
+export function digestLines(message: AgentMessage, opts: { userChars?: number } = {}): string[] {
   const m = message as { role?: string; content?: unknown; toolName?: string; isError?: boolean; command?: string; output?: string; exitCode?: number };
   switch (m.role) {
     case "user": {
       const text = textOf(m.content);
-      return text ? [`- user: ${cutText(text, DIGEST_TEXT_CHARS)}`] : [];
+      return text ? [`- user: ${cutText(text, opts.userChars ?? DIGEST_TEXT_CHARS)}`] : [];
     }
     case "assistant": {
       const blocks = Array.isArray(m.content) ? (m.content as { type?: string; name?: string; arguments?: unknown }[]) : [];

@@ -30,6 +30,14 @@ describe("lateDigestCompaction", () => {
     expect(d.details).toEqual({ readFiles: ["src/p.ts"], modifiedFiles: ["src/l.ts"] });
   });
 
+  test("the user's messages (where the task is stated) are kept up to 2,000 characters, not the catch-up's 300", () => {
+    const task = `Refactor the parser: ${"keep the grammar intact and ".repeat(40)}`;
+    const d = lateDigestCompaction({ firstKeptEntryId: "k", messagesToSummarize: [user(task)], turnPrefixMessages: [], previousSummary: undefined, fileOps: ops([]) });
+    const line = d.summary.split("\n").find((l) => l.startsWith("- user: "))!;
+    expect(task.trim().length).toBeGreaterThan(1_000);
+    expect(line).toBe(`- user: ${task.trim()}`);
+  });
+
   test("no previous summary, nothing to digest: still a summary Pi accepts (non-empty)", () => {
     const d = lateDigestCompaction({ firstKeptEntryId: "k", messagesToSummarize: [], turnPrefixMessages: [], previousSummary: undefined, fileOps: ops([]) });
     expect(d.summary.startsWith(LATE_DIGEST_HEADING)).toBe(true);

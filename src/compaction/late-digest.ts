@@ -12,6 +12,12 @@ import { capLines, digestLines, fileTags, withGapDigest } from "./catch-up.ts";
 import type { ReadyCompaction } from "./job-reducer.ts";
 import type { AgentMessage, CompactionPreparation } from "./primitives.ts";
 
+/**
+ * User text kept in a late digest: it stands in for a whole summary, and the user's messages
+ * are where the task is stated (the catch-up digest, which follows a model summary, keeps 300).
+ */
+export const LATE_DIGEST_USER_CHARS = 2_000;
+
 export const LATE_DIGEST_HEADING = "**Progress since the previous summary (extractive digest; the model's summary was not ready in time):**";
 
 export type LateDigestPreparation = Pick<CompactionPreparation, "firstKeptEntryId" | "messagesToSummarize" | "turnPrefixMessages" | "previousSummary" | "fileOps">;
@@ -26,7 +32,7 @@ export interface LateDigestCompaction {
 /** The compaction applied in a late job's place: Pi's cut, the previous summary, a digest of the rest. */
 export function lateDigestCompaction(preparation: LateDigestPreparation): LateDigestCompaction {
   const messages: AgentMessage[] = [...preparation.messagesToSummarize, ...preparation.turnPrefixMessages];
-  const lines = capLines(messages.flatMap(digestLines));
+  const lines = capLines(messages.flatMap((m) => digestLines(m, { userChars: LATE_DIGEST_USER_CHARS })));
   const ops = preparation.fileOps;
   const modifiedFiles = [...new Set([...ops.edited, ...ops.written])].sort();
   const readFiles = [...ops.read].filter((f) => !modifiedFiles.includes(f)).sort();
