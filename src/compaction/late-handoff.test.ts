@@ -12,7 +12,17 @@ import { UPGRADE_ENTRY_TYPE, upgradeOf } from "./late-digest-entry.ts";
 import { prepareCompaction } from "./prepare.ts";
 import { piCompactionPrimitives } from "../host/compaction-runtime.ts";
 
-const compactions = (host: ReturnType<typeof setup>["host"]) => host.sm.getBranch().filter((e) => e.type === "compaction");
+type Host = ReturnType<typeof setup>["host"];
+const compactions = (host: Host) => host.sm.getBranch().filter((e) => e.type === "compaction");
+
+/** Pi's threshold compaction with no room left and the job still running, past a stall budget of `stallMs`: the digest lands. */
+async function digestAtThreshold(host: Host, stallMs: number): Promise<void> {
+  host.tokens = 97_000;
+  const compaction = host.runPiCompaction(undefined, "threshold");
+  await flush();
+  host.timers.advance(stallMs);
+  expect(await compaction).toBe("extension");
+}
 
 describe("a job late past the stall budget", () => {
   test("Pi gets a digest of its own cut at once; the job runs on and its summary upgrades the digest", async () => {
@@ -62,11 +72,7 @@ describe("a job late past the stall budget", () => {
     await startJob(host);
     expect(runs[1].prepared.previousSummary).toBe(upgrades[0].summary);
     builder.applyAll(TURN);
-    host.tokens = 97_000;
-    const second = host.runPiCompaction(undefined, "threshold");
-    await flush();
-    host.timers.advance(1_000);
-    expect(await second).toBe("extension");
+    await digestAtThreshold(host, 1_000);
     const last = compactions(host).at(-1)!;
     expect(last.type === "compaction" && last.summary.startsWith(`${upgrades[0].summary}\n\n---\n\n${LATE_DIGEST_HEADING}`)).toBe(true);
   });
@@ -74,11 +80,7 @@ describe("a job late past the stall budget", () => {
   test("the job fails after the digest: nothing is written, the digest stays", async () => {
     const { host, runs } = setup({ stallMs: 0 });
     await startJob(host);
-    host.tokens = 97_000;
-    const compaction = host.runPiCompaction(undefined, "threshold");
-    await flush();
-    host.timers.advance(0);
-    expect(await compaction).toBe("extension");
+    await digestAtThreshold(host, 0);
     runs[0].done.reject(new Error("provider down"));
     await flush();
     expect(host.controller.isLate("job-1")).toBe(false);
@@ -90,12 +92,8 @@ describe("a job late past the stall budget", () => {
   test("after a /tree move away from the digest, the summary is not written (no orphan entry)", async () => {
     const { host, finish } = setup({ stallMs: 0 });
     await startJob(host);
-    host.tokens = 97_000;
     const before = host.sm.getLeafId()!;
-    const compaction = host.runPiCompaction(undefined, "threshold");
-    await flush();
-    host.timers.advance(0);
-    expect(await compaction).toBe("extension");
+    await digestAtThreshold(host, 0);
     host.sm.branch(before); // back to the leaf before the digest
     finish(0);
     await flush();
@@ -121,11 +119,7 @@ describe("a job late past the stall budget", () => {
   test("a new job may start while the late one runs; the late one's timeout aborts only its own run", async () => {
     const { host, runs, builder } = setup({ stallMs: 0, timeoutMs: 10_000 });
     await startJob(host);
-    host.tokens = 97_000;
-    const compaction = host.runPiCompaction(undefined, "threshold");
-    await flush();
-    host.timers.advance(0);
-    expect(await compaction).toBe("extension");
+    await digestAtThreshold(host, 0);
     host.timers.advance(5_000);
     for (let i = 0; i < 6; i++) builder.applyAll(TURN);
     await startJob(host);
