@@ -14,7 +14,6 @@ import type {
   SessionEntry,
   SessionProjection,
 } from "./primitives.ts";
-
 import { upgradeOf } from "./late-digest-entry.ts";
 
 type ProjectedEntry = SessionProjection["entries"][number];
