@@ -4,6 +4,7 @@
  * its summary becomes the digest's upgrade, which the next job starts from.
  */
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { flush } from "../../test/support/compaction/fake-pi.ts";
 import { setup, startJob, TURN } from "../../test/support/compaction/wiring-setup.ts";
 import { DIGEST_HEADING } from "./catch-up.ts";
@@ -138,5 +139,85 @@ describe("a job late past the stall budget", () => {
     expect(await host.runPiCompaction(undefined, "threshold")).toBe("cancelled");
     expect(host.state()).toMatchObject({ kind: "pending" });
     expect(compactions(host)).toHaveLength(0);
+  });
+});
+
+describe("late jobs under random interleavings (property)", () => {
+  type Cmd =
+    | { kind: "grow" }
+    | { kind: "turn_end" }
+    | { kind: "threshold"; room: boolean }
+    | { kind: "settle"; ok: boolean; pick: number }
+    | { kind: "advance"; ms: number };
+  const cmd = fc.oneof(
+    { weight: 2, arbitrary: fc.constant<Cmd>({ kind: "grow" }) },
+    { weight: 3, arbitrary: fc.constant<Cmd>({ kind: "turn_end" }) },
+    { weight: 3, arbitrary: fc.boolean().map<Cmd>((room) => ({ kind: "threshold", room })) },
+    { weight: 3, arbitrary: fc.tuple(fc.boolean(), fc.nat()).map<Cmd>(([ok, pick]) => ({ kind: "settle", ok, pick })) },
+    { weight: 1, arbitrary: fc.integer({ min: 0, max: 12_000 }).map<Cmd>((ms) => ({ kind: "advance", ms })) },
+  );
+
+  test("Pi's threshold compaction with a job in flight and no room is always the extension's; upgrades only for digests on the branch, one each; nothing runs on after shutdown", async () => {
+    const seen = { digests: 0, upgrades: 0 };
+    await fc.assert(
+      fc.asyncProperty(fc.array(cmd, { minLength: 1, maxLength: 40 }), fc.integer({ min: 0, max: 2_000 }), async (cmds, stallMs) => {
+        const { host, runs, builder } = setup({ stallMs, timeoutMs: 10_000 });
+        const settled = new Set<number>();
+        for (const c of cmds) {
+          if (c.kind === "grow") builder.applyAll(TURN);
+          else if (c.kind === "turn_end") {
+            host.idle = false;
+            host.tokens = 60_000;
+            await host.turnEnd();
+          } else if (c.kind === "advance") {
+            host.timers.advance(c.ms);
+            await flush();
+          } else if (c.kind === "settle") {
+            const open = runs.map((_, k) => k).filter((k) => !settled.has(k));
+            if (open.length === 0) continue;
+            const i = open[c.pick % open.length];
+            settled.add(i);
+            if (c.ok) runs[i].done.resolve({ summary: `model summary ${i}`, firstKeptEntryId: runs[i].prepared.firstKeptEntryId, tokensBefore: 1, details: { readFiles: [], modifiedFiles: [] } });
+            else runs[i].done.reject(new Error("down"));
+            await flush();
+          } else {
+            const before = host.state();
+            const pendingJob = before.kind === "pending" ? before.job.jobId : undefined;
+            host.tokens = c.room ? 91_000 : 97_000;
+            let outcome: string;
+            try {
+              const p = host.runPiCompaction(undefined, "threshold");
+              await flush();
+              host.timers.advance(stallMs);
+              await flush();
+              outcome = await p;
+            } catch (e) {
+              expect((e as Error).message).toBe("Nothing to compact");
+              continue;
+            }
+            if (pendingJob && c.room) expect(outcome).toBe("cancelled");
+            if (pendingJob && !c.room && outcome !== "extension") {
+              // Only a job that ended without a summary during the wait (its own timeout) leaves Pi to compact.
+              expect(outcome).toBe("default");
+              expect(host.events).toContainEqual(expect.objectContaining({ kind: "transition", jobId: pendingJob, to: "stale", reason: "timeout" }));
+            }
+          }
+          const branch = host.sm.getBranch();
+          const ids = new Set(branch.filter((e) => e.type === "compaction").map((e) => e.id));
+          const upgraded = branch.flatMap((e) => (e.type === "custom" && e.customType === UPGRADE_ENTRY_TYPE ? [upgradeOf(e)!.compactionEntryId] : []));
+          for (const id of upgraded) expect(ids.has(id)).toBe(true);
+          expect(new Set(upgraded).size).toBe(upgraded.length);
+        }
+        seen.digests += host.events.filter((e) => e.kind === "apply" && e.path === "late_digest" && e.outcome === "applied").length;
+        seen.upgrades += host.events.filter((e) => e.kind === "apply" && e.path === "late_digest" && e.outcome === "upgraded").length;
+        await host.fire("session_shutdown", {});
+        for (let i = 0; i < runs.length; i++) expect(host.controller.isLate(`job-${i + 1}`)).toBe(false);
+      }),
+      { numRuns: 200, seed: 12 },
+    );
+    // The generated sessions reach the paths the property is about.
+    console.log(`[late-handoff property] ${seen.digests} digests, ${seen.upgrades} upgrades over 200 sessions`);
+    expect(seen.digests).toBeGreaterThan(20);
+    expect(seen.upgrades).toBeGreaterThan(5);
   });
 });
