@@ -11,7 +11,7 @@ import { markedDetails } from "../persistence.ts";
 import { messagesBetween, prepareCompaction } from "../prepare.ts";
 import type { CompactionResult } from "../primitives.ts";
 import type { RegistrationContext } from "./context.ts";
-import { sayAfterCompaction } from "./notify.ts";
+import { lateDigestNotice, sayAfterCompaction } from "./notify.ts";
 
 /**
  * The digest compaction for Pi's compaction now, with the pending job marked late; undefined
@@ -43,8 +43,7 @@ export function handOverLate(rc: RegistrationContext, input: { event: SessionBef
 export function recordLateApplied(rc: RegistrationContext, input: { ctx: ExtensionContext; jobId: string; compactionEntryId: string; tokensBefore: number }): boolean {
   if (!rc.controller.lateApplied(input.jobId, input.compactionEntryId)) return false;
   rc.emit({ kind: "apply", jobId: input.jobId, path: "late_digest", outcome: "applied" });
-  const before = input.tokensBefore > 0 ? ` (context was ${input.tokensBefore.toLocaleString("en-US")} tokens)` : "";
-  sayAfterCompaction(rc, input.ctx, `${rc.adapter.label}: the background summary was not ready; applied an extractive digest${before}. The summary upgrades it when it comes.`);
+  sayAfterCompaction(rc, input.ctx, lateDigestNotice(rc.adapter.label, input.tokensBefore));
   return true;
 }
 

@@ -14,10 +14,17 @@ export function say(ctx: ExtensionContext, message: string, type: "info" | "warn
   }
 }
 
+const contextWas = (tokensBefore: number | undefined): string =>
+  typeof tokensBefore === "number" && tokensBefore > 0 ? ` (context was ${tokensBefore.toLocaleString("en-US")} tokens)` : "";
+
 /** The one-line notice when a background summary is applied. */
 export function appliedNotice(label: string, tokensBefore: number | undefined): string {
-  const before = typeof tokensBefore === "number" && tokensBefore > 0 ? ` (context was ${tokensBefore.toLocaleString("en-US")} tokens)` : "";
-  return `${label}: applied a background summary${before}`;
+  return `${label}: applied a background summary${contextWas(tokensBefore)}`;
+}
+
+/** The notice when a late job's digest is applied in its place (`late-digest.ts`). */
+export function lateDigestNotice(label: string, tokensBefore: number | undefined): string {
+  return `${label}: the background summary was not ready; applied an extractive digest${contextWas(tokensBefore)}. The summary upgrades it when it comes.`;
 }
 
 export function noticeApplied(rc: RegistrationContext, ctx: ExtensionContext, tokensBefore?: number): void {
