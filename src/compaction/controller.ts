@@ -15,9 +15,9 @@ import {
   type JobSnapshot,
   type JobState,
   jobReducer,
-  type LateHandoff,
   type ReadyCompaction,
 } from "./job-reducer.ts";
+import type { LateHandoff } from "./late-digest.ts";
 import type { LifecycleEvent, LifecycleListener } from "./lifecycle.ts";
 import type { CompactionSettings } from "./primitives.ts";
 
@@ -257,14 +257,12 @@ export class CompactionController {
   handOffLate(jobId: string, cutEntryId: string, gap: unknown[]): boolean {
     const s = this.state;
     if (!(s.kind === "pending" && s.job.jobId === jobId)) return false;
-    const run: LateRun = { late: { cutEntryId, gap }, abort: this.abort, timer: this.timer };
+    // The job's timer would time out a job the machine no longer holds: the run gets its own.
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
+    const run: LateRun = { late: { cutEntryId, gap }, abort: this.abort, timer: undefined };
     this.abort = undefined;
     this.timer = undefined;
     this.lateRuns.set(jobId, run);
-    if (run.timer !== undefined) {
-      this.timers.clearTimeout(run.timer);
-      run.timer = undefined;
-    }
     if (this.options.config.timeoutMs > 0) {
       run.timer = this.timers.setTimeout(() => {
         if (!this.endLateRun(jobId)) return;

@@ -77,18 +77,6 @@ export interface ReadyCompaction {
   usage?: unknown;
 }
 
-/**
- * A job whose place Pi's compaction took (`late-digest.ts`): Pi applied an extractive digest
- * while the job ran on. `cutEntryId` is the digest's cut; `gap` what lies between the job's cut
- * and it (digested again after the job's summary when it comes); `compactionEntryId` the
- * applied digest's entry, once Pi reported it.
- */
-export interface LateHandoff {
-  cutEntryId: string;
-  gap: unknown[];
-  compactionEntryId?: string;
-}
-
 /** How a ready result was handed to Pi. */
 export type HandoffVia = "turn_end_draft" | "session_before_compact";
 

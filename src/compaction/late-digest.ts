@@ -88,9 +88,21 @@ function newestWithin(lines: string[], budget: number): string[] {
 const OMITTED_NOTE_CHARS = 64;
 
 /**
+ * A job whose place Pi's compaction took (`late-digest.ts`): Pi applied an extractive digest
+ * while the job ran on. `cutEntryId` is the digest's cut; `gap` what lies between the job's cut
+ * and it (digested again after the job's summary when it comes); `compactionEntryId` the
+ * applied digest's entry, once Pi reported it.
+ */
+export interface LateHandoff {
+  cutEntryId: string;
+  gap: unknown[];
+  compactionEntryId?: string;
+}
+
+/**
  * What the late job's summary stands for once it comes: its own summary, caught up from the
  * job's cut to the digest's (`gap`: the messages between the two, digested after it).
  */
-export function upgradedSummary(result: ReadyCompaction, late: { cutEntryId: string; gap: readonly unknown[] }): string {
+export function upgradedSummary(result: ReadyCompaction, late: Pick<LateHandoff, "cutEntryId" | "gap">): string {
   return withGapDigest(result, { firstKeptEntryId: late.cutEntryId, gapMessages: late.gap as AgentMessage[] }).summary;
 }

@@ -4,8 +4,8 @@
  * it, and the job's summary, when it comes, is written as that entry's upgrade.
  */
 import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
-import type { LateHandoff, ReadyCompaction } from "../job-reducer.ts";
-import { lateDigestCompaction, upgradedSummary } from "../late-digest.ts";
+import type { ReadyCompaction } from "../job-reducer.ts";
+import { type LateHandoff, lateDigestCompaction, upgradedSummary } from "../late-digest.ts";
 import { UPGRADE_ENTRY_TYPE, type UpgradeEntry } from "../late-digest-entry.ts";
 import { markedDetails } from "../persistence.ts";
 import { messagesBetween, prepareCompaction } from "../prepare.ts";
