@@ -6,6 +6,7 @@
  * "starts a message" flag (so the same blocks split differently across messages differ),
  * then the block JSON without `cache_control` (moving a mark does not change the prefix).
  * String content is normalized to one text block: the provider renders both forms alike.
+ * A Chat Completions message's fields beside its content are one more block (`messageBlocks`).
  */
 import type { WireCacheControl, WireMessage, WireRequestBody } from "./wire-types.ts";
 
@@ -55,6 +56,19 @@ function flatBlock(
   };
 }
 
+/**
+ * A message's blocks as the cache hashes them: string content is one text block. A Chat
+ * Completions message (`openai-completions`, the body Pi sends there also has `messages`) may
+ * have `content: null` (an assistant turn with calls only) and carries its calls, its answer's
+ * call id and its reasoning in fields beside the content: those fields are one more block
+ * (`message_fields`), so they take part in the prefix bytes as they do on the wire.
+ */
+export function messageBlocks(message: WireMessage): unknown[] {
+  const { role: _role, content, ...fields } = message as WireMessage & Record<string, unknown>;
+  const blocks: unknown[] = typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : [];
+  return Object.keys(fields).length > 0 ? [...blocks, { type: "message_fields", ...fields }] : blocks;
+}
+
 export function flattenRequest(body: WireRequestBody): FlatBlock[] {
   const out: FlatBlock[] = [];
   (body.tools ?? []).forEach((tool, i) => out.push(flatBlock("tools", "tool", -1, i, tool as Record<string, unknown>)));
@@ -64,8 +78,7 @@ export function flattenRequest(body: WireRequestBody): FlatBlock[] {
     (body.system ?? []).forEach((b, i) => out.push(flatBlock("system", "system", -1, i, b as unknown as Record<string, unknown>)));
   }
   body.messages.forEach((message, mi) => {
-    const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
-    blocks.forEach((b, bi) => out.push(flatBlock("messages", message.role, mi, bi, b as Record<string, unknown>)));
+    messageBlocks(message).forEach((b, bi) => out.push(flatBlock("messages", message.role, mi, bi, b as Record<string, unknown>)));
   });
   return out;
 }
