@@ -3,7 +3,9 @@
  * it parses the stream, without the CLI. A context is a transcript (`normalizeContext`: the
  * system prompt and tools as its leading system message), as Pi passes it to a provider.
  */
-import { normalizeContext, type AssistantMessage, type Context, type Message } from "@earendil-works/pi-ai";
+import { normalizeContext, type AssistantMessage, type Message } from "@earendil-works/pi-ai";
+
+type Transcript = ReturnType<typeof normalizeContext>;
 import { stream as anthropicStream } from "@earendil-works/pi-ai/api/anthropic-messages";
 import { stream as completionsStream } from "@earendil-works/pi-ai/api/openai-completions";
 import { stream as responsesStream } from "@earendil-works/pi-ai/api/openai-responses";
@@ -29,8 +31,8 @@ export function piModel(api: ClientApi, baseUrl: string, compat?: Record<string,
   };
 }
 
-export function transcript(messages: Message[], systemPrompt = "You are pi."): Context {
-  return normalizeContext({ systemPrompt, messages, tools: PI_TOOLS }) as Context;
+export function transcript(messages: Message[], systemPrompt = "You are pi."): Transcript {
+  return normalizeContext({ systemPrompt, messages, tools: PI_TOOLS });
 }
 
 export const user = (text: string, timestamp = 1): Message => ({ role: "user", content: text, timestamp });
@@ -40,7 +42,7 @@ export function toolResultFor(call: { id: string; name: string }, text = "ok"): 
 }
 
 /** One request through pi-ai's client for `api`; resolves with the assistant message (errors included). */
-export async function turn(api: ClientApi, baseUrl: string, context: Context, o: { sessionId?: string; compat?: Record<string, unknown> } = {}): Promise<AssistantMessage> {
+export async function turn(api: ClientApi, baseUrl: string, context: Transcript, o: { sessionId?: string; compat?: Record<string, unknown> } = {}): Promise<AssistantMessage> {
   const model = piModel(api, baseUrl, o.compat) as never;
   const common = { apiKey: "fake-key", sessionId: o.sessionId ?? "session-1", maxRetries: 0 };
   const s =

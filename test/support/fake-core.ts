@@ -65,28 +65,28 @@ export interface Dialect<Body, Emitted> {
   streamHeaders?(emitted: Emitted): Record<string, string>;
 }
 
-export type FakeServer<Body, Emitted> = {
+export type FakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emitted> = FakeRecord<Body, Emitted>> = {
   readonly port: number;
   /** `http://127.0.0.1:PORT`. */
   readonly baseUrl: string;
   /** Pi's `api` this server speaks. */
   readonly api: string;
   /** Every request, in arrival order. */
-  readonly requests: readonly FakeRecord<Body, Emitted>[];
-  mainRequests(): FakeRecord<Body, Emitted>[];
-  sideRequests(): FakeRecord<Body, Emitted>[];
+  readonly requests: readonly Rec[];
+  mainRequests(): Rec[];
+  sideRequests(): Rec[];
   /** Requests answered with a non-200 status (refusals and scripted errors). */
-  rejected(): FakeRecord<Body, Emitted>[];
+  rejected(): Rec[];
   /** Main steps left in a list script (0 for a function script). */
   remainingSteps(): number;
   /** Main requests answered with the fallback because the list script had run out. */
   exhaustedCount(): number;
-  setScript(script: FakeScript<FakeRecord<Body, Emitted>>): void;
+  setScript(script: FakeScript<Rec>): void;
   pushSteps(...steps: MainStep[]): void;
-  setSideRouter(router: FakeSideRouter<FakeRecord<Body, Emitted>>): void;
+  setSideRouter(router: FakeSideRouter<Rec>): void;
   setClassifier(classify: (body: Body) => RequestKind): void;
   /** Resolves with the first recorded request matching `pred` (past or future); rejects on timeout. */
-  waitForRequest(pred: (r: FakeRecord<Body, Emitted>) => boolean, timeoutMs?: number): Promise<FakeRecord<Body, Emitted>>;
+  waitForRequest(pred: (r: Rec) => boolean, timeoutMs?: number): Promise<Rec>;
   stop(): Promise<void>;
 };
 
@@ -99,11 +99,10 @@ export function idNonceOf(fixed?: string): string {
   return fixed ?? randomBytes(4).toString("hex");
 }
 
-export function startFakeServer<Body, Emitted>(
+export function startFakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emitted> = FakeRecord<Body, Emitted>>(
   dialect: Dialect<Body, Emitted>,
-  options: { script?: FakeScript<FakeRecord<Body, Emitted>>; sideRouter: FakeSideRouter<FakeRecord<Body, Emitted>>; classify?: (body: Body) => RequestKind },
-): FakeServer<Body, Emitted> {
-  type Rec = FakeRecord<Body, Emitted>;
+  options: { script?: FakeScript<Rec>; sideRouter: FakeSideRouter<Rec>; classify?: (body: Body) => RequestKind },
+): FakeServer<Body, Emitted, Rec> {
   const startedAt = Date.now();
   const requests: Rec[] = [];
   const waiters = new Set<(r: Rec) => void>();
@@ -149,7 +148,7 @@ export function startFakeServer<Body, Emitted>(
     const admitted = dialect.admit(body, req.headers);
     const kind = classify("effective" in admitted ? admitted.effective : body);
     const now = Date.now();
-    const record: Rec = {
+    const record = {
       seq: requests.length,
       kind,
       kindIndex: counts[kind]++,
@@ -160,7 +159,7 @@ export function startFakeServer<Body, Emitted>(
       raw,
       body,
       status: 200,
-    };
+    } as Rec;
     requests.push(record);
     for (const w of [...waiters]) w(record);
 

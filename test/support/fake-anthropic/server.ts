@@ -34,7 +34,7 @@ export type FakeAnthropicOptions = {
   threads?: ThreadOptions;
 };
 
-export type FakeAnthropic = FakeServer<WireRequest, EmittedResponse> & {
+export type FakeAnthropic = FakeServer<WireRequest, EmittedResponse, RecordedRequest> & {
   /** The server's message threads (expire them to make the next continue `thread_not_found`). */
   readonly threads: Pick<ThreadStore, "expireAll" | "openCount">;
 };
@@ -112,7 +112,7 @@ function anthropicDialect(options: FakeAnthropicOptions, threads: ThreadStore): 
 
 export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnthropic {
   const threads = createThreadStore(options.threads);
-  const server = startFakeServer(anthropicDialect(options, threads), {
+  const server = startFakeServer<WireRequest, EmittedResponse, RecordedRequest>(anthropicDialect(options, threads), {
     script: options.script,
     sideRouter: options.sideRouter ?? defaultSideRouter,
     classify: options.classify,
