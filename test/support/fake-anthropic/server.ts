@@ -32,6 +32,11 @@ export type FakeAnthropicOptions = {
   validate?: boolean;
   /** Message threads: how the server answers `thread` requests (see threads.ts). */
   threads?: ThreadOptions;
+  /**
+   * The provider's clock for cache and thread lifetimes (default `Date.now`): a virtual clock
+   * lets a test run a session that lasts hours on the provider's side in seconds, without timing.
+   */
+  clock?: () => number;
 };
 
 export type FakeAnthropic = FakeServer<WireRequest, EmittedResponse, RecordedRequest> & {
@@ -85,7 +90,7 @@ function anthropicDialect(options: FakeAnthropicOptions, threads: ThreadStore): 
         step.thinking !== undefined && thinkingEnabled(body) ? { text: step.thinking, signature: signThinking(step.thinking, options.signatureSecret) } : undefined;
       const toolCalls = "toolCalls" in step ? step.toolCalls : undefined;
       const calls = (toolCalls ?? []).map((c, i) => ({ id: c.id ?? `toolu_${id}_${i}`, name: c.name, input: c.input }));
-      const plan = planUsage({ body, cache, nowMs: Date.now(), minCacheableTokens: options.minCacheableTokens });
+      const plan = planUsage({ body, cache, nowMs: (options.clock ?? Date.now)(), minCacheableTokens: options.minCacheableTokens });
       for (const [k, v] of plan.store) cache.set(k, v);
       const outChars = (thinking?.text.length ?? 0) + (step.text?.length ?? 0) + calls.reduce((n, c) => n + JSON.stringify(c.input).length, 0);
       const usage: WireUsage = { ...plan.usage, output_tokens: Math.ceil(outChars / 4) + 1, ...step.usage };
@@ -111,7 +116,7 @@ function anthropicDialect(options: FakeAnthropicOptions, threads: ThreadStore): 
 }
 
 export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnthropic {
-  const threads = createThreadStore(options.threads);
+  const threads = createThreadStore({ ...options.threads, ...(options.clock ? { clock: options.clock } : {}) });
   const server = startFakeServer<WireRequest, EmittedResponse, RecordedRequest>(anthropicDialect(options, threads), {
     script: options.script,
     sideRouter: options.sideRouter ?? defaultSideRouter,

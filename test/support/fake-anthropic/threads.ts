@@ -37,6 +37,10 @@ export type ThreadOptions = {
   unsupported?: boolean;
   /** How long a reply can be continued after it was written (default 5 minutes). */
   ttlMs?: number;
+  /** The provider's clock (default `Date.now`). */
+  clock?: () => number;
+  /** Replies whose thread the server loses at once (as if expired): continuing one is `thread_not_found`. */
+  forget?: (messageId: string) => boolean;
 };
 
 /** What a request did with threads, kept on its record. */
@@ -77,6 +81,7 @@ export type ThreadStore = {
 
 export function createThreadStore(options: ThreadOptions = {}): ThreadStore {
   const ttlMs = options.ttlMs ?? 5 * 60_000;
+  const now = options.clock ?? Date.now;
   const heads = new Map<string, Head>();
   const pending = new WeakMap<WireRequest, { previous?: Head }>();
 
@@ -87,7 +92,7 @@ export function createThreadStore(options: ThreadOptions = {}): ThreadStore {
   function continueThread(body: WireRequest, thread: { previous_message_id?: unknown }): { effective: WireRequest; use: ThreadUse } | { refusal: Refusal } {
     const id = String(thread.previous_message_id ?? "");
     const head = heads.get(id);
-    if (!head || head.writtenAtMs + ttlMs <= Date.now()) return { refusal: refusal("thread_not_found", `thread: no thread continues from message ${id}`) };
+    if (!head || head.writtenAtMs + ttlMs <= now()) return { refusal: refusal("thread_not_found", `thread: no thread continues from message ${id}`) };
     if (head.state === "continuing") return { refusal: refusal("thread_continue_in_flight", `thread: message ${id} is being continued by another request`) };
     if (head.state === "continued") return { refusal: refusal("thread_already_continued", `thread: message ${id} was already continued`) };
     if (body.system !== undefined || body.tools !== undefined) {
@@ -125,9 +130,9 @@ export function createThreadStore(options: ThreadOptions = {}): ThreadStore {
       if (!p) return;
       pending.delete(effective);
       if (p.previous) p.previous.state = emitted ? "continued" : "open";
-      if (emitted) heads.set(emitted.messageId, { request: effective, reply: replyMessage(emitted), writtenAtMs: Date.now(), state: "open" });
+      if (emitted && !options.forget?.(emitted.messageId)) heads.set(emitted.messageId, { request: effective, reply: replyMessage(emitted), writtenAtMs: now(), state: "open" });
     },
     expireAll: () => heads.clear(),
-    openCount: () => [...heads.values()].filter((h) => h.state === "open" && h.writtenAtMs + ttlMs > Date.now()).length,
+    openCount: () => [...heads.values()].filter((h) => h.state === "open" && h.writtenAtMs + ttlMs > now()).length,
   };
 }
