@@ -151,4 +151,17 @@ describe("thread refusals over HTTP", () => {
     expect((await post(s, cont(id))).status).toBe(200);
     expect(s.requests.at(-1)!.effectiveBody!.messages).toEqual([userText("go"), assistantMsg(toolUse("toolu_th_1_0", "read", {})), userMsg(toolResult("toolu_th_1_0"))]);
   });
+
+  test("a reply expires after the thread TTL on the provider's clock; `forget` loses a reply's thread at once", async () => {
+    let t = 0;
+    const s = startFakeAnthropic({ idNonce: "th", clock: () => t, threads: { forget: (id) => id.endsWith("_2") }, script: () => ({ toolCalls: [{ name: "read", input: {} }] }) });
+    servers.push(s);
+    await (await post(s, opening)).text();
+    t += 5 * 60_000;
+    expect((await errorOf(await post(s, cont(s.requests[0]!.response!.messageId)))).details?.error_code).toBe("thread_not_found");
+    await (await post(s, opening)).text(); // reply msg_th_2: forgotten
+    expect(s.threads.openCount()).toBe(0);
+    const forgotten = s.requests.at(-1)!.response!.messageId;
+    expect((await errorOf(await post(s, cont(forgotten)))).details?.error_code).toBe("thread_not_found");
+  });
 });
