@@ -94,6 +94,16 @@ const EXHAUSTED_STEP: MainStep = { text: "(fake server: main script exhausted)" 
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The first value that occurs twice (the fakes' duplicate-id rules). */
+export function firstDuplicate(values: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const v of values) {
+    if (seen.has(v)) return v;
+    seen.add(v);
+  }
+  return undefined;
+}
+
 /** A fixed part for generated ids (random per server unless fixed, to compare two runs byte for byte). */
 export function idNonceOf(fixed?: string): string {
   return fixed ?? randomBytes(4).toString("hex");

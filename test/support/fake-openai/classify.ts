@@ -16,25 +16,21 @@ function textOf(content: unknown): string {
 
 const isInstruction = (role: unknown) => role === "developer" || role === "system";
 
-/** The instruction text of a Responses request (its leading developer/system items). */
-export function responsesInstructions(body: ResponsesRequest): string {
+/** The text of the leading developer/system entries (Responses items, Chat Completions messages). */
+function leadingInstructions(entries: ReadonlyArray<{ role?: unknown; content?: unknown }>): string {
   const out: string[] = [];
-  for (const item of body.input) {
-    if (!isInstruction(item.role)) break;
-    out.push(textOf(item.content));
+  for (const e of entries) {
+    if (!isInstruction(e.role)) break;
+    out.push(textOf(e.content));
   }
   return out.join("\n");
 }
 
-/** The instruction text of a Chat Completions request (its leading system/developer messages). */
-export function chatInstructions(body: ChatRequest): string {
-  const out: string[] = [];
-  for (const m of body.messages) {
-    if (!isInstruction(m.role)) break;
-    out.push(textOf(m.content));
-  }
-  return out.join("\n");
-}
+/** The instruction text of a Responses request. */
+export const responsesInstructions = (body: ResponsesRequest): string => leadingInstructions(body.input);
+
+/** The instruction text of a Chat Completions request. */
+export const chatInstructions = (body: ChatRequest): string => leadingInstructions(body.messages);
 
 function offersPiTool(names: string[]): boolean {
   return names.some((n) => (PI_BUILTIN_TOOLS as readonly string[]).includes(n));

@@ -10,21 +10,13 @@
  *    messages;
  * 3. every assistant tool call is answered by a tool message in the run right after it.
  */
+import { firstDuplicate } from "../fake-core.ts";
 import type { ChatMessage } from "./types.ts";
 
 export type ChatViolation = { message: string; param: string };
 
 function callIds(m: ChatMessage | undefined): string[] {
   return m?.role === "assistant" ? (m.tool_calls ?? []).map((c) => String(c.id)) : [];
-}
-
-function firstDuplicate(values: string[]): string | undefined {
-  const seen = new Set<string>();
-  for (const v of values) {
-    if (seen.has(v)) return v;
-    seen.add(v);
-  }
-  return undefined;
 }
 
 function checkDuplicates(messages: ChatMessage[]): ChatViolation | undefined {

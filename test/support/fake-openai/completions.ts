@@ -7,13 +7,11 @@
  * Reasoning is streamed as `reasoning_content` when the request sets a `reasoning_effort` other
  * than "none"; Pi sends it back on the assistant message under that field.
  */
-import { idNonceOf, startFakeServer, type Dialect, type FakeServer } from "../fake-core.ts";
+import { idNonceOf, type Dialect, type FakeServer } from "../fake-core.ts";
 import { chatInstructions, classifyChat } from "./classify.ts";
 import { encodeChatChunks } from "./completions-sse.ts";
 import { validateChatMessages } from "./completions-validate.ts";
-import { createTurnFactory } from "./emit.ts";
-import { defaultOpenAiSideAnswer } from "./responses.ts";
-import { openAiErrorBody } from "./responses-sse.ts";
+import { createTurnFactory, startOpenAiFake } from "./emit.ts";
 import type { ChatRecord, ChatRequest, EmittedTurn, FakeOpenAiOptions } from "./types.ts";
 
 export type FakeCompletions = FakeServer<ChatRequest, EmittedTurn>;
@@ -22,7 +20,7 @@ function reasoningRequested(body: ChatRequest): boolean {
   return typeof body.reasoning_effort === "string" && body.reasoning_effort !== "none";
 }
 
-function completionsDialect(o: FakeOpenAiOptions<ChatRecord>): Dialect<ChatRequest, EmittedTurn> {
+function completionsDialect(o: FakeOpenAiOptions<ChatRecord>): Omit<Dialect<ChatRequest, EmittedTurn>, "errorBody" | "streamHeaders"> {
   const turns = createTurnFactory(idNonceOf(o.idNonce), o.cache);
   return {
     api: "openai-completions",
@@ -40,15 +38,9 @@ function completionsDialect(o: FakeOpenAiOptions<ChatRecord>): Dialect<ChatReque
       return turn;
     },
     encode: (turn, body) => encodeChatChunks(turn, String(body.model ?? "fake-model"), Math.floor(Date.now() / 1000)),
-    errorBody: openAiErrorBody,
-    streamHeaders: (turn) => ({ "x-request-id": `req_${turn.responseId}` }),
   };
 }
 
 export function startFakeCompletions(options: FakeOpenAiOptions<ChatRecord> = {}): FakeCompletions {
-  return startFakeServer(completionsDialect(options), {
-    script: options.script,
-    sideRouter: options.sideRouter ?? (({ request, kindIndex }) => defaultOpenAiSideAnswer(chatInstructions(request.body), kindIndex)),
-    classify: options.classify,
-  });
+  return startOpenAiFake(completionsDialect(options), options, chatInstructions);
 }

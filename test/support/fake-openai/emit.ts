@@ -1,11 +1,14 @@
 /**
- * Builds the turn a fake OpenAI server streams for one scripted step: ids from the server's
- * nonce and counter, reasoning only when the request asks for it, token counts from the
- * automatic prefix cache (auto-cache.ts) over the request's units.
+ * What the fake OpenAI servers share beyond the core: the turn they stream for one scripted step
+ * (ids from the server's nonce and counter, reasoning only when the request asks for it, token
+ * counts from the automatic prefix cache (auto-cache.ts) over the request's units), OpenAI's
+ * error body and headers, the default side answer, and the start of a server on the core.
  */
+import { PI_SUMMARIZATION_PROMPT_START } from "../fake-anthropic/classify.ts";
 import type { MainStep, SideAnswer } from "../fake-anthropic/types.ts";
+import { startFakeServer, type Dialect, type FakeRecord, type FakeServer } from "../fake-core.ts";
 import { planAutoCache, type AutoCacheEntry, type AutoCacheOptions } from "./auto-cache.ts";
-import type { EmittedTurn } from "./types.ts";
+import type { EmittedTurn, FakeOpenAiOptions } from "./types.ts";
 
 export type TurnFactory = {
   /** The turn for `step`; `units` are the request's cache units (tools, then items/messages). */
@@ -35,4 +38,33 @@ export function createTurnFactory(nonce: string, cacheOptions: AutoCacheOptions 
       };
     },
   };
+}
+
+/** OpenAI's error body: `{"error":{"message","type","param","code"}}`. */
+export function openAiErrorBody(e: { type: string; message: string; param?: string | null; code?: string | null }): string {
+  return JSON.stringify({ error: { message: e.message, type: e.type, param: e.param ?? null, code: e.code ?? null } });
+}
+
+/** Default side answer: a Pi-shaped summary for Pi's compaction prompt, a plain text otherwise. */
+export function defaultOpenAiSideAnswer(instructions: string, kindIndex: number): SideAnswer {
+  if (instructions.includes(PI_SUMMARIZATION_PROMPT_START)) {
+    return { text: `## Goal\nScripted compaction summary #${kindIndex}.\n\n## Progress\n### Done\n- [x] earlier work\n\n## Next Steps\n1. continue` };
+  }
+  return { text: `Scripted side answer #${kindIndex}.` };
+}
+
+/** A fake OpenAI server for `dialect` (its stream parts; errors and headers are OpenAI's) on the shared core. */
+export function startOpenAiFake<Body>(
+  dialect: Omit<Dialect<Body, EmittedTurn>, "errorBody" | "streamHeaders">,
+  options: FakeOpenAiOptions<FakeRecord<Body, EmittedTurn>>,
+  instructionsOf: (body: Body) => string,
+): FakeServer<Body, EmittedTurn> {
+  return startFakeServer<Body, EmittedTurn>(
+    { ...dialect, errorBody: openAiErrorBody, streamHeaders: (turn) => ({ "x-request-id": `req_${turn.responseId}` }) },
+    {
+      script: options.script,
+      sideRouter: options.sideRouter ?? (({ request, kindIndex }) => defaultOpenAiSideAnswer(instructionsOf(request.body), kindIndex)),
+      classify: options.classify as ((body: Body) => "main" | "side") | undefined,
+    },
+  );
 }

@@ -70,8 +70,3 @@ export function encodeResponsesEvents(t: EmittedTurn, model: string): string[] {
   push("response.completed", { response: { ...response, status: t.finish, output: outputItems(t), usage } });
   return events;
 }
-
-/** OpenAI's error body: `{"error":{"message","type","param","code"}}`. */
-export function openAiErrorBody(e: { type: string; message: string; param?: string | null; code?: string | null }): string {
-  return JSON.stringify({ error: { message: e.message, type: e.type, param: e.param ?? null, code: e.code ?? null } });
-}

@@ -14,6 +14,7 @@
  * 6. an item the server emitted after a reasoning item (an assistant message or function call,
  *    found by its `id`) comes with that reasoning item, earlier in the input.
  */
+import { firstDuplicate } from "../fake-core.ts";
 import { isValidEncryptedReasoning } from "./reasoning.ts";
 import type { JsonObject } from "./types.ts";
 
@@ -27,15 +28,6 @@ export type ResponsesValidateOptions = {
 
 const isOutputItem = (item: JsonObject | undefined) =>
   item !== undefined && ((item.type === "message" && item.role === "assistant") || item.type === "function_call" || item.type === "custom_tool_call");
-
-function firstDuplicate(values: string[]): string | undefined {
-  const seen = new Set<string>();
-  for (const v of values) {
-    if (seen.has(v)) return v;
-    seen.add(v);
-  }
-  return undefined;
-}
 
 function checkDuplicates(input: JsonObject[]): ResponsesViolation | undefined {
   const id = firstDuplicate(input.flatMap((i) => (typeof i.id === "string" ? [i.id] : [])));

@@ -10,32 +10,22 @@
  * before the message and calls it goes with; the server remembers which output items came after
  * which reasoning item, so sending one back without it is refused, as OpenAI does.
  */
-import { idNonceOf, startFakeServer, type Dialect, type FakeServer } from "../fake-core.ts";
-import type { SideAnswer } from "../fake-anthropic/types.ts";
+import { idNonceOf, type Dialect, type FakeServer } from "../fake-core.ts";
 import { classifyResponses, responsesInstructions } from "./classify.ts";
-import { createTurnFactory } from "./emit.ts";
+import { createTurnFactory, startOpenAiFake } from "./emit.ts";
 import { encryptReasoning } from "./reasoning.ts";
-import { encodeResponsesEvents, openAiErrorBody } from "./responses-sse.ts";
+import { encodeResponsesEvents } from "./responses-sse.ts";
 import { validateResponsesInput } from "./responses-validate.ts";
 import type { EmittedTurn, FakeOpenAiOptions, ResponsesRecord, ResponsesRequest } from "./types.ts";
-import { PI_SUMMARIZATION_PROMPT_START } from "../fake-anthropic/classify.ts";
 
 export type FakeResponses = FakeServer<ResponsesRequest, EmittedTurn>;
-
-/** Default side answer: a Pi-shaped summary for Pi's compaction prompt, a plain text otherwise. */
-export function defaultOpenAiSideAnswer(instructions: string, kindIndex: number): SideAnswer {
-  if (instructions.includes(PI_SUMMARIZATION_PROMPT_START)) {
-    return { text: `## Goal\nScripted compaction summary #${kindIndex}.\n\n## Progress\n### Done\n- [x] earlier work\n\n## Next Steps\n1. continue` };
-  }
-  return { text: `Scripted side answer #${kindIndex}.` };
-}
 
 function reasoningRequested(body: ResponsesRequest): boolean {
   const effort = body.reasoning?.effort;
   return typeof effort === "string" && effort !== "none";
 }
 
-function responsesDialect(o: FakeOpenAiOptions<ResponsesRecord>): Dialect<ResponsesRequest, EmittedTurn> {
+function responsesDialect(o: FakeOpenAiOptions<ResponsesRecord>): Omit<Dialect<ResponsesRequest, EmittedTurn>, "errorBody" | "streamHeaders"> {
   const turns = createTurnFactory(idNonceOf(o.idNonce), o.cache, (id) => encryptReasoning(id, o.reasoningSecret));
   const pairedReasoning = new Map<string, string>();
   return {
@@ -59,15 +49,9 @@ function responsesDialect(o: FakeOpenAiOptions<ResponsesRecord>): Dialect<Respon
       return turn;
     },
     encode: (turn, body) => encodeResponsesEvents(turn, String(body.model ?? "fake-model")),
-    errorBody: openAiErrorBody,
-    streamHeaders: (turn) => ({ "x-request-id": `req_${turn.responseId}` }),
   };
 }
 
 export function startFakeResponses(options: FakeOpenAiOptions<ResponsesRecord> = {}): FakeResponses {
-  return startFakeServer(responsesDialect(options), {
-    script: options.script,
-    sideRouter: options.sideRouter ?? (({ request, kindIndex }) => defaultOpenAiSideAnswer(responsesInstructions(request.body), kindIndex)),
-    classify: options.classify,
-  });
+  return startOpenAiFake(responsesDialect(options), options, responsesInstructions);
 }
