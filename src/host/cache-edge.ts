@@ -14,7 +14,7 @@ import { cacheTtlMs, warmingOverride, type CacheKeySnapshot, type WarmingDecisio
 import { tallyRequest } from "../discipline/rewrite-tally.ts";
 import { appendToRing } from "../discipline/ring.ts";
 import { digestBody } from "../cache/body-digest.ts";
-import { cacheBodyOf } from "../cache/wire-view.ts";
+import { cacheBodyOf } from "../cache/flatten.ts";
 import { messagePrefixesOf } from "../discipline/seam-placement.ts";
 import { cacheFacts, ledgerFromBranch } from "../engine/cache-ledger.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
@@ -100,7 +100,7 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   const key = cacheKeyOf(pi, ctx, now);
   const previousKey = memory.engine.ledger.lastKey;
   const rewroteSinceLast = memory.engine.ledger.rewroteSinceLast;
-  // A Responses payload is read through a view (src/cache/wire-view.ts), never sent: only a body that is the payload may come back changed.
+  // A Responses payload is read through a view (src/cache/flatten.ts), never sent: only a body that is the payload may come back changed.
   const body = cacheBodyOf(payload);
   const sendable = (changed: WireRequestBody) => (changed === body || body !== payload ? undefined : changed);
   // The body is flattened and hashed once, against the last one (only what changed is hashed):

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { digestBody } from "./body-digest.ts";
 import { findPairingViolations } from "./pairing.ts";
-import { cacheBodyOf, responsesView } from "./wire-view.ts";
+import { cacheBodyOf, responsesView } from "./flatten.ts";
 
 /** A Responses payload as pi-ai's openai-responses serializer builds it. */
 function responses(output = "file text") {
