@@ -109,4 +109,26 @@ describe("digestBody", () => {
       { numRuns: 300 },
     );
   });
+
+  test("a Chat Completions body (content null, tool_calls, tool messages) digests like the full computation, its calls in the bytes", () => {
+    const chat = (args: string) =>
+      ({
+        messages: [
+          { role: "system", content: "You are pi." },
+          { role: "user", content: [{ type: "text", text: "go" }] },
+          { role: "assistant", content: null, reasoning_content: "look", tool_calls: [{ id: "call_1", type: "function", function: { name: "read", arguments: args } }] },
+          { role: "tool", content: "file text", tool_call_id: "call_1" },
+        ],
+      }) as unknown as WireRequestBody;
+    const first = digestBody(chat('{"path":"a"}'));
+    expectExact(first, chat('{"path":"a"}'));
+    expect(first.blocks.map((b) => b.type)).toEqual(["text", "text", "message_fields", "text", "message_fields"]);
+    const same = digestBody(chat('{"path":"a"}'), first);
+    expectExact(same, chat('{"path":"a"}'));
+    expect(same.unchanged).toBe(4);
+    // Another call's arguments change the prefix from that message on.
+    const other = digestBody(chat('{"path":"b"}'), first);
+    expectExact(other, chat('{"path":"b"}'));
+    expect(other.unchanged).toBe(2);
+  });
 });

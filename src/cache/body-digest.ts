@@ -11,7 +11,7 @@
  * `digestBody(body)` (= `flattenRequest` + `fingerprintRequest` + the default estimator)
  * whatever `previous` is; `body-digest.test.ts` checks it on generated bodies.
  */
-import { flattenRequest, type FlatBlock } from "./flatten.ts";
+import { flattenRequest, messageBlocks, type FlatBlock } from "./flatten.ts";
 import { fingerprintRequest, type LayerFingerprints } from "./fingerprints.ts";
 import { chainHash, EMPTY_PREFIX_HASH } from "./prefix-hash.ts";
 import { createCharRatioEstimator } from "./token-estimator.ts";
@@ -84,7 +84,7 @@ function sameBlocks(a: readonly unknown[], b: readonly unknown[]): boolean {
 }
 
 /** A message's blocks as `flattenRequest` reads them (string content is one text block). */
-const contentOf = (m: WireMessage): unknown[] => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content);
+const contentOf = (m: WireMessage): unknown[] => messageBlocks(m);
 
 const systemOf = (body: WireRequestBody): unknown[] =>
   typeof body.system === "string" ? (body.system.length > 0 ? [{ type: "text", text: body.system }] : []) : (body.system ?? []);

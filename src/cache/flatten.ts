@@ -6,8 +6,11 @@
  * "starts a message" flag (so the same blocks split differently across messages differ),
  * then the block JSON without `cache_control` (moving a mark does not change the prefix).
  * String content is normalized to one text block: the provider renders both forms alike.
+ * A Chat Completions message's fields beside its content are one more block (`messageBlocks`).
+ * `cacheBodyOf` gives the body to flatten from any payload Pi serialized (a Responses payload
+ * through a view).
  */
-import type { WireCacheControl, WireMessage, WireRequestBody } from "./wire-types.ts";
+import type { WireCacheControl, WireMessage, WireRequestBody, WireTool } from "./wire-types.ts";
 
 export type CacheLayer = "tools" | "system" | "messages";
 
@@ -55,6 +58,19 @@ function flatBlock(
   };
 }
 
+/**
+ * A message's blocks as the cache hashes them: string content is one text block. A Chat
+ * Completions message (`openai-completions`, the body Pi sends there also has `messages`) may
+ * have `content: null` (an assistant turn with calls only) and carries its calls, its answer's
+ * call id and its reasoning in fields beside the content: those fields are one more block
+ * (`message_fields`), so they take part in the prefix bytes as they do on the wire.
+ */
+export function messageBlocks(message: WireMessage): unknown[] {
+  const { role: _role, content, ...fields } = message as WireMessage & Record<string, unknown>;
+  const blocks: unknown[] = typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : [];
+  return Object.keys(fields).length > 0 ? [...blocks, { type: "message_fields", ...fields }] : blocks;
+}
+
 export function flattenRequest(body: WireRequestBody): FlatBlock[] {
   const out: FlatBlock[] = [];
   (body.tools ?? []).forEach((tool, i) => out.push(flatBlock("tools", "tool", -1, i, tool as Record<string, unknown>)));
@@ -64,8 +80,81 @@ export function flattenRequest(body: WireRequestBody): FlatBlock[] {
     (body.system ?? []).forEach((b, i) => out.push(flatBlock("system", "system", -1, i, b as unknown as Record<string, unknown>)));
   }
   body.messages.forEach((message, mi) => {
-    const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
-    blocks.forEach((b, bi) => out.push(flatBlock("messages", message.role, mi, bi, b as Record<string, unknown>)));
+    messageBlocks(message).forEach((b, bi) => out.push(flatBlock("messages", message.role, mi, bi, b as Record<string, unknown>)));
   });
   return out;
+}
+
+/*
+ * The request body the cache analysis reads, from the payload Pi serialized for a provider
+ * (`before_provider_request`):
+ *
+ * - A payload with `messages` (Anthropic Messages, OpenAI Chat Completions — whose messages
+ *   `messageBlocks` reads with their fields beside the content) is read as it is.
+ * - An OpenAI Responses payload (`openai-responses`, Codex, Azure: `input` items, no `messages`)
+ *   is read through a view: its leading `developer` / `system` items are the system prompt, the
+ *   other items are grouped into user and assistant messages — a `reasoning` item as a thinking
+ *   block, a `function_call` as a tool use, a `function_call_output` as a tool result (the call's
+ *   `call_id` as the id) — and each block keeps its whole item, so every byte of it takes part
+ *   in the prefix hashes. The view is never sent.
+ * - Anything else: undefined (not a body this analysis understands).
+ */
+type Item = Record<string, unknown>;
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return (content as Item[]).map((p) => (typeof p.text === "string" ? p.text : "")).join("\n");
+}
+
+function parseArguments(args: unknown): unknown {
+  if (typeof args !== "string") return args ?? {};
+  try {
+    return JSON.parse(args);
+  } catch {
+    return args;
+  }
+}
+
+/** The block one input item stands for, and the role of the message it belongs to. */
+function blockOf(item: Item): { role: "user" | "assistant"; block: Record<string, unknown> } {
+  switch (item.type) {
+    case "reasoning":
+      return { role: "assistant", block: { type: "thinking", thinking: textOf(item.summary), signature: String(item.encrypted_content ?? ""), item } };
+    case "function_call":
+    case "custom_tool_call":
+      return { role: "assistant", block: { type: "tool_use", id: String(item.call_id), name: String(item.name), input: parseArguments(item.arguments ?? item.input), item } };
+    case "function_call_output":
+    case "custom_tool_call_output":
+      return { role: "user", block: { type: "tool_result", tool_use_id: String(item.call_id), content: typeof item.output === "string" ? item.output : textOf(item.output), item } };
+    default:
+      return { role: item.role === "assistant" ? "assistant" : "user", block: { type: "text", text: textOf(item.content), item } };
+  }
+}
+
+const isInstruction = (item: Item) => item.type === undefined || item.type === "message" ? item.role === "developer" || item.role === "system" : false;
+
+/** A Responses payload read as a messages body (see the module comment). */
+export function responsesView(payload: { input: unknown[]; tools?: unknown[] }): WireRequestBody {
+  const input = payload.input.filter((i): i is Item => typeof i === "object" && i !== null);
+  let start = 0;
+  while (start < input.length && isInstruction(input[start]!)) start++;
+  const system = input.slice(0, start).map((item) => ({ type: "text" as const, text: textOf(item.content), item }));
+  const messages: WireMessage[] = [];
+  for (const item of input.slice(start)) {
+    const { role, block } = blockOf(item);
+    const last = messages[messages.length - 1];
+    if (last && last.role === role && Array.isArray(last.content)) (last.content as unknown[]).push(block);
+    else messages.push({ role, content: [block] } as WireMessage);
+  }
+  return { ...(payload.tools ? { tools: payload.tools as WireTool[] } : {}), ...(system.length > 0 ? { system } : {}), messages } as WireRequestBody;
+}
+
+/** What the cache analysis reads for `payload` (the payload itself, a view of it, or undefined). */
+export function cacheBodyOf(payload: unknown): WireRequestBody | undefined {
+  if (typeof payload !== "object" || payload === null) return undefined;
+  const p = payload as { messages?: unknown; input?: unknown; tools?: unknown };
+  if (Array.isArray(p.messages)) return payload as WireRequestBody;
+  if (Array.isArray(p.input)) return responsesView(p as { input: unknown[]; tools?: unknown[] });
+  return undefined;
 }

@@ -15,7 +15,7 @@ export interface PairingViolation {
 }
 
 function blocksOf(message: WireMessage | undefined): Array<Record<string, unknown>> {
-  if (!message || typeof message.content === "string") return [];
+  if (!message || !Array.isArray(message.content)) return [];
   return message.content as Array<Record<string, unknown>>;
 }
 

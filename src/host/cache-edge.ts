@@ -14,6 +14,7 @@ import { cacheTtlMs, warmingOverride, type CacheKeySnapshot, type WarmingDecisio
 import { tallyRequest } from "../discipline/rewrite-tally.ts";
 import { appendToRing } from "../discipline/ring.ts";
 import { digestBody } from "../cache/body-digest.ts";
+import { cacheBodyOf } from "../cache/flatten.ts";
 import { messagePrefixesOf } from "../discipline/seam-placement.ts";
 import { cacheFacts, ledgerFromBranch } from "../engine/cache-ledger.ts";
 import type { DisciplineFacts } from "../engine/decide.ts";
@@ -81,10 +82,6 @@ export function liveFacts(memory: HostMemory, pi: CachePi, ctx: ExtensionContext
   });
 }
 
-function isWireBody(payload: unknown): payload is WireRequestBody {
-  return typeof payload === "object" && payload !== null && Array.isArray((payload as { messages?: unknown }).messages);
-}
-
 export interface SendOptions {
   memory: HostMemory;
   pi: CachePi;
@@ -103,7 +100,9 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   const key = cacheKeyOf(pi, ctx, now);
   const previousKey = memory.engine.ledger.lastKey;
   const rewroteSinceLast = memory.engine.ledger.rewroteSinceLast;
-  const body = isWireBody(payload) ? payload : undefined;
+  // A Responses payload is read through a view (src/cache/flatten.ts), never sent: only a body that is the payload may come back changed.
+  const body = cacheBodyOf(payload);
+  const sendable = (changed: WireRequestBody) => (changed === body || body !== payload ? undefined : changed);
   // The body is flattened and hashed once, against the last one (only what changed is hashed):
   // the seam's lazy move and the fingerprints share it (cache marks change neither).
   const digest = body && !warmPing ? digestBody(body, memory.bodyDigest) : undefined;
@@ -119,7 +118,7 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   memory.engine = sent.state;
   const out = sent.request ?? { body: undefined, seam: -1 };
   if (!body || !out.body) return undefined;
-  if (warmPing) return out.body === body ? undefined : out.body;
+  if (warmPing) return sendable(out.body);
 
   const { fingerprint: fp, tail } = fingerprintLayersWithTail(out.body, {
     at: now,
@@ -149,7 +148,7 @@ export function onProviderRequest({ memory, pi, ctx, settings, payload, now }: S
   memory.tally = tallyRequest(memory.tally, attribution);
   memory.fingerprints = recordFingerprint(memory.fingerprints, fp);
   memory.engine = step(memory.engine, { type: "attributed", extended }).state;
-  return out.body === body ? undefined : out.body;
+  return sendable(out.body);
 }
 
 /** Do not pay to keep warm a prefix a waiting rewrite discards. */

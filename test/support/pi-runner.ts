@@ -1,5 +1,7 @@
 /**
- * Runs the REAL pi CLI headless against the fake Anthropic server.
+ * Runs the REAL pi CLI headless against a fake provider server: the fake Anthropic server by
+ * default; `api` (or a `server` of that kind) picks OpenAI Responses or Chat Completions, whose
+ * models.json entry pi-provider.ts writes (as it does a `compat` block).
  *
  * Recipe (verified with Pi 1.6.0):
  * - Workspace under os.tmpdir(): `agent/` (PI_CODING_AGENT_DIR) holding `models.json` — provider
@@ -28,6 +30,9 @@
 import { join, resolve } from "node:path";
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from "./fake-anthropic/server.ts";
 import type { MainScript, RecordedRequest, RequestClassifier, SideRouter } from "./fake-anthropic/types.ts";
+import type { FakeServer } from "./fake-core.ts";
+import { startFakeCompletions, startFakeResponses } from "./fake-openai/index.ts";
+import { writeProviderEntry, type PiApi } from "./pi-provider.ts";
 import type { SandboxFiles } from "./scenario-sandbox.ts";
 import { findPiRuntime, type PiRuntime } from "../../scripts/pi-runtime.mjs";
 import {
@@ -67,7 +72,12 @@ export type RpcStep =
   /** Waits until any record of this run (past ones included) matches. */
   | { waitFor: (record: RpcRecord, all: readonly RpcRecord[]) => boolean; timeoutMs?: number };
 
-export type RunPiOptions = {
+/** Any fake provider server (fake-core.ts): Anthropic Messages by default, OpenAI Responses or Chat Completions. */
+export type AnyFakeServer = FakeServer<unknown, unknown>;
+/** The record type of a fake server's requests. */
+export type RecordOf<S extends AnyFakeServer> = S["requests"][number];
+
+export type RunPiOptions<S extends AnyFakeServer = FakeAnthropic> = {
   prompts: RpcStep[];
   /** Default: "print" for a single plain prompt, else "rpc". */
   mode?: "print" | "rpc";
@@ -76,7 +86,14 @@ export type RunPiOptions = {
   /** Leave out `--no-extensions`, so pi loads configured packages and built-ins (default false). */
   discoverExtensions?: boolean;
   /** Use this server (kept running); otherwise one is started from script/sideRouter/classify and stopped. */
-  server?: FakeAnthropic;
+  server?: S;
+  /**
+   * The API pi speaks (default: the server's; `anthropic-messages` for a server the runner starts).
+   * For an OpenAI API without a server the runner starts that fake with `script` (a list).
+   */
+  api?: PiApi;
+  /** The model's `compat` block in models.json (e.g. `{ supportsMessageThreads: true }`). */
+  compat?: Record<string, unknown>;
   script?: MainScript;
   sideRouter?: SideRouter;
   classify?: RequestClassifier;
@@ -105,18 +122,18 @@ export type RunPiOptions = {
   onRecord?: (record: RpcRecord) => void;
 };
 
-export type PromptOutcome = { prompt: string; response?: RpcRecord; settled?: RpcRecord; requests: RecordedRequest[] };
+export type PromptOutcome<R = RecordedRequest> = { prompt: string; response?: RpcRecord; settled?: RpcRecord; requests: R[] };
 
-export type PiRunResult = {
+export type PiRunResult<S extends AnyFakeServer = FakeAnthropic> = {
   exitCode: number | null;
   timedOut: boolean;
   durationMs: number;
   stdout: string;
   stderr: string;
   /** Requests that arrived during this run, all / main / side, in arrival order. */
-  requests: RecordedRequest[];
-  mainRequests: RecordedRequest[];
-  sideRequests: RecordedRequest[];
+  requests: RecordOf<S>[];
+  mainRequests: RecordOf<S>[];
+  sideRequests: RecordOf<S>[];
   /** Every JSON line on stdout (rpc mode), and subsets. */
   records: RpcRecord[];
   events: RpcRecord[];
@@ -124,33 +141,43 @@ export type PiRunResult = {
   uiRequests: RpcRecord[];
   notifications: Array<{ message: string; notifyType: string }>;
   /** One entry per prompt step, with the requests that arrived while it ran. */
-  prompts: PromptOutcome[];
+  prompts: PromptOutcome<RecordOf<S>>[];
   sessionFile?: string;
   /** The session file's JSONL entries, read before any cleanup. */
   sessionEntries: Array<Record<string, unknown>>;
   workspace: PiWorkspace;
-  server: FakeAnthropic;
+  server: S;
 };
 
 const DIALOGS = new Set(["select", "confirm", "input", "editor"]);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export async function runPi(o: RunPiOptions): Promise<PiRunResult> {
+/** The server a run starts when none is given: the fake for `o.api` (Anthropic Messages by default). */
+function startServerFor<S extends AnyFakeServer>(o: RunPiOptions<S>): S {
+  if (o.api === "openai-responses" || o.api === "openai-completions") {
+    if (typeof o.script === "function") throw new Error("[pi-runner] a function script on an OpenAI API needs a server of its own (pass `server`)");
+    const options = { script: o.script, idNonce: o.serverOptions?.idNonce };
+    return (o.api === "openai-responses" ? startFakeResponses(options) : startFakeCompletions(options)) as unknown as S;
+  }
+  return startFakeAnthropic({
+    ...o.serverOptions,
+    ...(o.script ? { script: o.script } : {}),
+    ...(o.sideRouter ? { sideRouter: o.sideRouter } : {}),
+    ...(o.classify ? { classify: o.classify } : {}),
+  }) as unknown as S;
+}
+
+export async function runPi<S extends AnyFakeServer = FakeAnthropic>(o: RunPiOptions<S>): Promise<PiRunResult<S>> {
   const started = Date.now();
   const timeoutMs = o.timeoutMs ?? 120_000;
   const deadline = started + timeoutMs;
   const ownServer = !o.server;
-  const server =
-    o.server ??
-    startFakeAnthropic({
-      ...o.serverOptions,
-      ...(o.script ? { script: o.script } : {}),
-      ...(o.sideRouter ? { sideRouter: o.sideRouter } : {}),
-      ...(o.classify ? { classify: o.classify } : {}),
-    });
+  const server = o.server ?? startServerFor(o);
   const borrowed = o.resume ?? o.workspace;
   const ws = borrowed ?? createPiWorkspace(o.files);
   writeAgentConfig(ws, { ...o, baseUrl: server.baseUrl });
+  const api = o.api ?? (server.api as PiApi);
+  if (api !== "anthropic-messages" || o.compat) writeProviderEntry(ws, { api, baseUrl: server.baseUrl, model: o.model, compat: o.compat });
   const firstRequest = server.requests.length;
   const single = o.prompts.length === 1 && typeof o.prompts[0] === "string" && !o.prompts[0].startsWith("/");
   const mode = o.mode ?? (single ? "print" : "rpc");
@@ -247,7 +274,7 @@ export async function runPi(o: RunPiOptions): Promise<PiRunResult> {
     return waitRecord((r) => r.type === "response" && r.id === id, from);
   }
 
-  const outcomes: PromptOutcome[] = [];
+  const outcomes: PromptOutcome<RecordOf<S>>[] = [];
   let sessionFile: string | undefined;
   if (mode === "rpc") {
     for (const step of o.prompts) {

@@ -7,3 +7,4 @@ export { signThinking, isValidThinkingSignature, DEFAULT_SIGNATURE_SECRET } from
 export { planUsage, tokensOfText, type CacheEntry, type CacheState, type UsagePlan } from "./usage-model.ts";
 export { encodeSseEvents, errorBody } from "./sse.ts";
 export { parseSseStream, type SseEvent } from "./sse-parse.ts";
+export { createThreadStore, replyMessage, MESSAGE_THREADS_BETA, type ThreadErrorCode, type ThreadOptions, type ThreadStore, type ThreadUse } from "./threads.ts";

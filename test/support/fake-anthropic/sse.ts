@@ -66,7 +66,7 @@ export function encodeSseEvents(r: EmittedResponse, model: string): string[] {
   return events;
 }
 
-/** Anthropic's error body: `{"type":"error","error":{"type":…,"message":…}}`. */
-export function errorBody(e: Pick<ScriptedError, "type" | "message">): string {
-  return JSON.stringify({ type: "error", error: { type: e.type, message: e.message } });
+/** Anthropic's error body: `{"type":"error","error":{"type":…,"message":…[,"details":…]}}` (thread refusals carry `details.error_code`). */
+export function errorBody(e: Pick<ScriptedError, "type" | "message" | "details">): string {
+  return JSON.stringify({ type: "error", error: { type: e.type, message: e.message, ...(e.details ? { details: e.details } : {}) } });
 }

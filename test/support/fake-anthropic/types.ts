@@ -1,3 +1,6 @@
+import type { FakeRecord } from "../fake-core.ts";
+import type { ThreadUse } from "./threads.ts";
+
 /**
  * Shapes shared by the fake Anthropic Messages server: the wire request (only the parts the
  * server reads), the scripted answers, and what the server records per request.
@@ -44,7 +47,13 @@ export type WireUsage = {
 };
 
 /** An error the server answers instead of a stream (HTTP status + Anthropic error type). */
-export type ScriptedError = { status: number; type: string; message: string };
+export type ScriptedError = {
+  status: number;
+  type: string;
+  message: string;
+  /** Provider-specific extra fields of the error (Anthropic: `details.error_code` of thread refusals). */
+  details?: Record<string, unknown>;
+};
 
 export type ScriptedToolCall = {
   name: string;
@@ -95,26 +104,12 @@ export type EmittedResponse = {
   usage: WireUsage;
 };
 
-export type RecordedRequest = {
-  /** 0-based arrival index over all requests. */
-  seq: number;
-  kind: RequestKind;
-  /** 0-based index among requests of the same kind. */
-  kindIndex: number;
-  /** `Date.now()` when the request body had been read. */
-  arrivedAtMs: number;
-  /** Milliseconds since the server started. */
-  sinceStartMs: number;
-  url: string;
-  headers: Record<string, string>;
-  raw: string;
-  body: WireRequest;
-  /** HTTP status the server answered with (200 for a stream). */
-  status: number;
-  /** The error message of a non-200 answer. */
-  errorMessage?: string;
-  response?: EmittedResponse;
-};
+/**
+ * One request as the server saw it (see `FakeRecord` in ../fake-core.ts: arrival, raw text, the
+ * body as sent and the full request it stands for, status, what was streamed back), plus what it
+ * did with message threads.
+ */
+export type RecordedRequest = FakeRecord<WireRequest, EmittedResponse> & { thread?: ThreadUse };
 
 /** Context handed to script functions and side routers. */
 export type ScriptContext = { request: RecordedRequest; kindIndex: number };

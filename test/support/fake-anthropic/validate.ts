@@ -14,6 +14,7 @@
  *    assistant turn the server emitted with thinking (found through its tool_use ids) still starts
  *    with that very thinking block.
  */
+import { firstDuplicate } from "../fake-core.ts";
 import { isValidThinkingSignature } from "./signature.ts";
 import type { EmittedResponse, WireBlock, WireMessage, WireRequest } from "./types.ts";
 
@@ -45,15 +46,6 @@ function toolUseIds(m: WireMessage | undefined): string[] {
 function toolResultIds(m: WireMessage | undefined): string[] {
   if (!m || m.role !== "user") return [];
   return blocksOf(m).filter((b) => b.type === "tool_result").map((b) => String(b.tool_use_id));
-}
-
-function firstDuplicate(ids: string[]): string | undefined {
-  const seen = new Set<string>();
-  for (const id of ids) {
-    if (seen.has(id)) return id;
-    seen.add(id);
-  }
-  return undefined;
 }
 
 /** A user message that holds something other than tool_results opens a new cycle. */

@@ -1,0 +1,113 @@
+/**
+ * Reading OpenAI request bodies (Responses input items, Chat Completions messages) as one flat
+ * list of wire items, for the e2e tests that run the same checks on both formats: human prompts,
+ * the keeper's stubs and compressed chains, calls and their results, reasoning and what it went
+ * with; plus the cost of a run at OpenAI's prices.
+ */
+import type { ChatRecord, ChatRequest, EmittedTurn, JsonObject, ResponsesRecord, ResponsesRequest } from "../../support/fake-openai/index.ts";
+import { CHAIN_HEAD, STUB_HEAD } from "./recall-wire.ts";
+
+export type WireItem =
+  | { kind: "instruction"; text: string }
+  | { kind: "user"; text: string }
+  | { kind: "text"; text: string; id?: string }
+  | { kind: "reasoning"; text: string; id?: string }
+  | { kind: "call"; callId: string; id?: string; name: string; args: string }
+  | { kind: "result"; callId: string; text: string };
+
+export type OpenAiRecord = ResponsesRecord | ChatRecord;
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return (content as JsonObject[]).map((p) => (typeof p.text === "string" ? p.text : "")).join("\n");
+}
+
+function responsesItems(body: ResponsesRequest): WireItem[] {
+  return body.input.map((i): WireItem => {
+    if (i.type === "reasoning") return { kind: "reasoning", text: textOf(i.summary), id: String(i.id) };
+    if (i.type === "function_call") return { kind: "call", callId: String(i.call_id), ...(typeof i.id === "string" ? { id: i.id } : {}), name: String(i.name), args: String(i.arguments) };
+    if (i.type === "function_call_output") return { kind: "result", callId: String(i.call_id), text: textOf(i.output) };
+    if (i.role === "assistant") return { kind: "text", text: textOf(i.content), ...(typeof i.id === "string" ? { id: i.id } : {}) };
+    if (i.role === "user") return { kind: "user", text: textOf(i.content) };
+    return { kind: "instruction", text: textOf(i.content) };
+  });
+}
+
+function chatItems(body: ChatRequest): WireItem[] {
+  return body.messages.flatMap((m): WireItem[] => {
+    if (m.role === "tool") return [{ kind: "result", callId: String(m.tool_call_id), text: textOf(m.content) }];
+    if (m.role === "user") return [{ kind: "user", text: textOf(m.content) }];
+    if (m.role !== "assistant") return [{ kind: "instruction", text: textOf(m.content) }];
+    const out: WireItem[] = [];
+    if (typeof m.reasoning_content === "string") out.push({ kind: "reasoning", text: m.reasoning_content });
+    const text = textOf(m.content);
+    if (text) out.push({ kind: "text", text });
+    for (const c of m.tool_calls ?? []) out.push({ kind: "call", callId: c.id, name: String(c.function?.name), args: String(c.function?.arguments) });
+    return out;
+  });
+}
+
+/** The body's items, whichever format it is in. */
+export function wireItems(body: ResponsesRequest | ChatRequest): WireItem[] {
+  return "input" in body && Array.isArray(body.input) ? responsesItems(body as ResponsesRequest) : chatItems(body as ChatRequest);
+}
+
+/** Index of the last user item (the human prompt the current tool loop answers), -1 when none. */
+export function lastPromptIndex(items: WireItem[]): number {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i]!;
+    if (item.kind === "user" && !item.text.startsWith(CHAIN_HEAD)) return i;
+  }
+  return -1;
+}
+
+export const stubsOf = (items: WireItem[]) => items.filter((i): i is Extract<WireItem, { kind: "result" }> => i.kind === "result" && i.text.startsWith(STUB_HEAD));
+export const chainsOf = (items: WireItem[]) => items.filter((i) => (i.kind === "user" || i.kind === "text") && i.text.startsWith(CHAIN_HEAD));
+
+const STUB_REF = /keeper_recall ref=(\S+?)[.:](?:\s|$)/;
+const CHAIN_REF = /^- .* ref=(\S+@-?\d+#\d+)$/gm;
+
+/** Refs of every stub and compressed-chain call line before `end`, in order, deduplicated. */
+export function refsOf(items: WireItem[], end = items.length): string[] {
+  const refs: string[] = [];
+  const add = (r: string | undefined) => r && !refs.includes(r) && refs.push(r);
+  for (const i of items.slice(0, end)) {
+    if ((i.kind === "user" || i.kind === "text") && i.text.startsWith(CHAIN_HEAD)) for (const m of i.text.matchAll(CHAIN_REF)) add(m[1]);
+    if (i.kind === "result" && i.text.startsWith(STUB_HEAD)) add(STUB_REF.exec(i.text)?.[1]);
+  }
+  return refs;
+}
+
+/** `keeper_recall` calls after the last prompt, each with its result text. */
+export function recallCalls(items: WireItem[]): Array<{ input: Record<string, unknown>; text: string }> {
+  const results = new Map(items.flatMap((i) => (i.kind === "result" ? [[i.callId, i.text] as const] : [])));
+  return items
+    .slice(lastPromptIndex(items) + 1)
+    .flatMap((i) => (i.kind === "call" && i.name === "keeper_recall" && results.has(i.callId) ? [{ input: JSON.parse(i.args) as Record<string, unknown>, text: results.get(i.callId)! }] : []));
+}
+
+/** Per million tokens: OpenAI GPT-5-class list prices (uncached input, cached input, output). */
+export const OPENAI_PRICES = { input: 1.25, cached: 0.125, output: 10 };
+
+/** Dollars of the streamed answers of `records` at `OPENAI_PRICES` (cached tokens are part of the prompt). */
+export function openAiCost(records: readonly { response?: EmittedTurn }[]): number {
+  let usd = 0;
+  for (const r of records) {
+    const u = r.response?.usage;
+    if (!u) continue;
+    usd += ((u.promptTokens - u.cachedTokens) * OPENAI_PRICES.input + u.cachedTokens * OPENAI_PRICES.cached + u.outputTokens * OPENAI_PRICES.output) / 1e6;
+  }
+  return usd;
+}
+
+/** Prompt and cached tokens of `records`. */
+export function promptTotals(records: readonly { response?: EmittedTurn }[]): { prompt: number; cached: number } {
+  let prompt = 0;
+  let cached = 0;
+  for (const r of records) {
+    prompt += r.response?.usage.promptTokens ?? 0;
+    cached += r.response?.usage.cachedTokens ?? 0;
+  }
+  return { prompt, cached };
+}

@@ -1,0 +1,251 @@
+/**
+ * The part every fake provider server shares: an HTTP server on 127.0.0.1 (random port) that
+ * records every request, classifies it main/side, asks its dialect (Anthropic Messages, OpenAI
+ * Responses, Chat Completions) whether the provider would accept it, answers main requests from a
+ * scripted list (one step per accepted main request) or function and side requests from a router,
+ * and streams the dialect's SSE.
+ *
+ * - A refusal is answered with its status and the dialect's error body, and recorded (`status`,
+ *   `errorMessage`). A step's `error` is answered the same way.
+ * - A list script that runs out answers a text-only "script exhausted" turn and counts it.
+ * - `effectiveBody` is what the provider acts on: the body as sent, or, for a request that
+ *   continues a server-side thread, the full request the thread stands for.
+ */
+import { randomBytes } from "node:crypto";
+import type { MainStep, RequestKind, ScriptedError, SideAnswer } from "./fake-anthropic/types.ts";
+
+/** A provider's answer instead of a stream: HTTP status, error type, message, and the provider's extra fields. */
+export type Refusal = ScriptedError & { code?: string | null; param?: string | null; details?: Record<string, unknown> };
+
+export type FakeRecord<Body, Emitted> = {
+  /** 0-based arrival index over all requests. */
+  seq: number;
+  kind: RequestKind;
+  /** 0-based index among requests of the same kind. */
+  kindIndex: number;
+  arrivedAtMs: number;
+  sinceStartMs: number;
+  url: string;
+  headers: Record<string, string>;
+  raw: string;
+  /** The body as sent. */
+  body: Body;
+  /** The body the server acted on (the full request behind a thread continuation); set once admitted. */
+  effectiveBody?: Body;
+  status: number;
+  errorMessage?: string;
+  /** The error code of a refusal (OpenAI's `code`, Anthropic's `details.error_code`). */
+  errorCode?: string;
+  response?: Emitted;
+};
+
+export type FakeContext<R> = { request: R; kindIndex: number };
+export type FakeScript<R> = MainStep[] | ((ctx: FakeContext<R>) => MainStep | Promise<MainStep>);
+export type FakeSideRouter<R> = (ctx: FakeContext<R>) => SideAnswer | Promise<SideAnswer>;
+
+/** What one provider's wire format adds to the shared server. */
+export interface Dialect<Body, Emitted> {
+  /** Pi's `api` for this wire format. */
+  readonly api: string;
+  /** The POST paths the provider serves. */
+  readonly paths: readonly string[];
+  classify(body: Body): RequestKind;
+  /** Whether the parsed JSON can be read as a request at all (else a 400, not recorded). */
+  isRequest(parsed: unknown): parsed is Body;
+  /** The body to act on, or the refusal the provider answers (validation included). */
+  admit(body: Body, headers: Headers): { effective: Body } | { refusal: Refusal };
+  /** The turn the server streams for `step` (ids, usage, and any server-side state it keeps). */
+  emit(effective: Body, step: MainStep | SideAnswer, record: FakeRecord<Body, Emitted>): Emitted;
+  /** The SSE events of `emitted`, one string per event. */
+  encode(emitted: Emitted, effective: Body): string[];
+  errorBody(e: Refusal): string;
+  /** Called once an admitted request is answered: with the streamed turn, or undefined after a scripted error. */
+  onAnswered?(effective: Body, emitted: Emitted | undefined): void;
+  /** Headers of a streamed answer beyond the content type. */
+  streamHeaders?(emitted: Emitted): Record<string, string>;
+}
+
+export type FakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emitted> = FakeRecord<Body, Emitted>> = {
+  readonly port: number;
+  /** `http://127.0.0.1:PORT`. */
+  readonly baseUrl: string;
+  /** Pi's `api` this server speaks. */
+  readonly api: string;
+  /** Every request, in arrival order. */
+  readonly requests: readonly Rec[];
+  mainRequests(): Rec[];
+  sideRequests(): Rec[];
+  /** Requests answered with a non-200 status (refusals and scripted errors). */
+  rejected(): Rec[];
+  /** Main steps left in a list script (0 for a function script). */
+  remainingSteps(): number;
+  /** Main requests answered with the fallback because the list script had run out. */
+  exhaustedCount(): number;
+  setScript(script: FakeScript<Rec>): void;
+  pushSteps(...steps: MainStep[]): void;
+  setSideRouter(router: FakeSideRouter<Rec>): void;
+  setClassifier(classify: (body: Body) => RequestKind): void;
+  /** Resolves with the first recorded request matching `pred` (past or future); rejects on timeout. */
+  waitForRequest(pred: (r: Rec) => boolean, timeoutMs?: number): Promise<Rec>;
+  stop(): Promise<void>;
+};
+
+const EXHAUSTED_STEP: MainStep = { text: "(fake server: main script exhausted)" };
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The first value that occurs twice (the fakes' duplicate-id rules). */
+export function firstDuplicate(values: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const v of values) {
+    if (seen.has(v)) return v;
+    seen.add(v);
+  }
+  return undefined;
+}
+
+/** A fixed part for generated ids (random per server unless fixed, to compare two runs byte for byte). */
+export function idNonceOf(fixed?: string): string {
+  return fixed ?? randomBytes(4).toString("hex");
+}
+
+export function startFakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emitted> = FakeRecord<Body, Emitted>>(
+  dialect: Dialect<Body, Emitted>,
+  options: { script?: FakeScript<Rec>; sideRouter: FakeSideRouter<Rec>; classify?: (body: Body) => RequestKind },
+): FakeServer<Body, Emitted, Rec> {
+  const startedAt = Date.now();
+  const requests: Rec[] = [];
+  const waiters = new Set<(r: Rec) => void>();
+  let script: FakeScript<Rec> = options.script ?? [];
+  let listCursor = 0;
+  let exhausted = 0;
+  let sideRouter = options.sideRouter;
+  let classify = options.classify ?? ((b: Body) => dialect.classify(b));
+  const counts = { main: 0, side: 0 };
+
+  async function nextMainStep(ctx: FakeContext<Rec>): Promise<MainStep> {
+    if (typeof script === "function") return script(ctx);
+    if (listCursor < script.length) return script[listCursor++]!;
+    exhausted++;
+    return EXHAUSTED_STEP;
+  }
+
+  function refuse(record: Rec | undefined, e: Refusal): Response {
+    if (record) {
+      record.status = e.status;
+      record.errorMessage = e.message;
+      const code = e.code ?? (e.details?.error_code as string | undefined);
+      if (code) record.errorCode = code;
+    }
+    return new Response(dialect.errorBody(e), { status: e.status, headers: { "content-type": "application/json" } });
+  }
+
+  async function handle(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    if (req.method !== "POST" || !dialect.paths.includes(url.pathname)) {
+      return refuse(undefined, { status: 404, type: "not_found_error", message: `${req.method} ${url.pathname} not found` });
+    }
+    const raw = await req.text();
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      return refuse(undefined, { status: 400, type: "invalid_request_error", message: "request body is not valid JSON" });
+    }
+    if (!dialect.isRequest(parsed)) return refuse(undefined, { status: 400, type: "invalid_request_error", message: "the request body is not a JSON object" });
+    const body = parsed;
+    // A continuation carries only the new messages: it is classified by the request it stands for.
+    const admitted = dialect.admit(body, req.headers);
+    const kind = classify("effective" in admitted ? admitted.effective : body);
+    const now = Date.now();
+    const record = {
+      seq: requests.length,
+      kind,
+      kindIndex: counts[kind]++,
+      arrivedAtMs: now,
+      sinceStartMs: now - startedAt,
+      url: req.url,
+      headers: Object.fromEntries(req.headers),
+      raw,
+      body,
+      status: 200,
+    } as Rec;
+    requests.push(record);
+    for (const w of [...waiters]) w(record);
+
+    if ("refusal" in admitted) return refuse(record, admitted.refusal);
+    record.effectiveBody = admitted.effective;
+    const ctx: FakeContext<Rec> = { request: record, kindIndex: record.kindIndex };
+    const step: MainStep | SideAnswer = kind === "main" ? await nextMainStep(ctx) : await sideRouter(ctx);
+    if (step.delayMs) await sleep(step.delayMs);
+    if (step.error) {
+      dialect.onAnswered?.(admitted.effective, undefined);
+      return refuse(record, step.error);
+    }
+    const emitted = dialect.emit(admitted.effective, step, record);
+    record.response = emitted;
+    dialect.onAnswered?.(admitted.effective, emitted);
+    const events = dialect.encode(emitted, admitted.effective);
+    const encoder = new TextEncoder();
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const e of events) controller.enqueue(encoder.encode(e));
+        controller.close();
+      },
+    });
+    return new Response(stream, {
+      status: 200,
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...dialect.streamHeaders?.(emitted) },
+    });
+  }
+
+  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 255, fetch: handle });
+  const port = server.port as number;
+
+  return {
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    api: dialect.api,
+    requests,
+    mainRequests: () => requests.filter((r) => r.kind === "main"),
+    sideRequests: () => requests.filter((r) => r.kind === "side"),
+    rejected: () => requests.filter((r) => r.status !== 200),
+    remainingSteps: () => (typeof script === "function" ? 0 : script.length - listCursor),
+    exhaustedCount: () => exhausted,
+    setScript(s) {
+      script = s;
+      listCursor = 0;
+    },
+    pushSteps(...steps) {
+      if (typeof script === "function") throw new Error("pushSteps needs a list script");
+      script = [...script, ...steps];
+    },
+    setSideRouter(r) {
+      sideRouter = r;
+    },
+    setClassifier(c) {
+      classify = c;
+    },
+    waitForRequest(pred, timeoutMs = 30_000) {
+      const found = requests.find(pred);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(onRequest);
+          reject(new Error(`fake server: no matching request within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const onRequest = (r: Rec) => {
+          if (!pred(r)) return;
+          clearTimeout(timer);
+          waiters.delete(onRequest);
+          resolve(r);
+        };
+        waiters.add(onRequest);
+      });
+    },
+    async stop() {
+      for (const w of waiters) waiters.delete(w);
+      await server.stop(true);
+    },
+  };
+}
