@@ -16,7 +16,8 @@
  * a `cacheRule`: every prefix of a request at least `minCacheableTokens` long is cached; the
  * next request reads the longest live one it starts with, counted in `stepTokens` steps; the
  * newly cached part is a write only on providers that bill writes (`writePremium`), else it is
- * uncached input. Marks are ignored.
+ * uncached input. Marks are ignored. Under either mechanism a rule with `writesReported: false`
+ * counts what would be written as uncached input (a provider whose usage shows no writes).
  * Requests with different `cacheKey`s (models) never share entries, and a model switch is no bust.
  * Pure: `stepCache` is a reducer `(state, request) => {state, analysis}`, `analyzeRun` folds it.
  */
@@ -185,7 +186,11 @@ export function stepCache(
     rule?.mechanism === "automatic-prefix"
       ? automaticPrefixStep({ entries, hashes, prefixTokens, totalTokens, t, rule })
       : explicitMarksStep({ entries, blocks, hashes, prefixTokens, t, minCacheableTokens: rule?.minCacheableTokens ?? o.minCacheableTokens, lookbackBlocks: rule?.lookbackBlocks ?? o.lookbackBlocks });
-  const { readEnd, read, write5m, write1h, marks } = stepped;
+  const { readEnd, read, marks } = stepped;
+  // A provider that reports no writes bills the newly cached part as plain input.
+  const writesShown = rule?.writesReported !== false;
+  const write5m = writesShown ? stepped.write5m : 0;
+  const write1h = writesShown ? stepped.write1h : 0;
   const markIdx = marks.map((m) => m.blockIndex);
   const write = write5m + write1h;
   const uncached = totalTokens - read - write;

@@ -19,6 +19,8 @@ export interface ArmStartOptions {
   contextWindow?: (info: KeeperRequestInfo) => number;
   /** The session model's output price in units of its input price (the size model's summary cost); default 5. */
   outputPrice?: number;
+  /** The context size the budget trigger reads (default: the raw branch, characters / 4). */
+  contextTokens?: (messages: readonly AgentMessage[]) => number;
 }
 
 /** What an arm did besides transforming contexts. */
@@ -64,6 +66,7 @@ export function keeperArm(name: string, description: string, override: SettingsO
         config,
         summarize: replaySummarizer(options.summaries, options.outputPrice),
         ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
+        ...(options.contextTokens ? { contextTokens: options.contextTokens } : {}),
         ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
       });
       return {

@@ -93,3 +93,28 @@ export function findExternalInvalidations(
   }
   return out;
 }
+
+/**
+ * External invalidations of a recording made with this extension: its recorded usage is the
+ * keeper's own, whose history rewrites lose cache by design, so a low read alone proves
+ * nothing. A request is flagged when, within the TTL and on the same model as the request
+ * before it, the provider read less than `minReadFraction` of what the replay of the keeper's
+ * requests (TTL expiry the only invalidation) says it could read: the cache was lost to
+ * something the replay does not see.
+ */
+export function findExternalInvalidationsAgainstReplay(
+  requests: ReadonlyArray<{ timestamp: number; recorded: RecordedUsage; ttlMs?: number; cacheKey?: string }>,
+  replayed: ReadonlyArray<{ read: number }>,
+  options: Partial<ExternalInvalidationOptions> = {},
+): number[] {
+  const o = { ...DEFAULT_EXTERNAL_INVALIDATION, ...options };
+  const out: number[] = [];
+  for (let i = 1; i < requests.length; i++) {
+    const prev = requests[i - 1];
+    const cur = requests[i];
+    if (prev.cacheKey !== cur.cacheKey) continue;
+    const expected = replayed[i]?.read ?? 0;
+    if (expected > 0 && cur.timestamp - prev.timestamp <= (cur.ttlMs ?? o.ttlMs) && cur.recorded.cacheRead < o.minReadFraction * expected) out.push(i);
+  }
+  return out;
+}

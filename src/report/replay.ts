@@ -28,9 +28,10 @@ import { ruleTtlMs } from "../cache/cache-rules.ts";
 import { costModelFor, type CostModel } from "../cache/cost-model.ts";
 import type { EstimatorFit } from "../cache/estimator-fit.ts";
 import { serializeForAnthropic, type UnknownPrompt } from "./anthropic-wire.ts";
-import { calibrate, findExternalInvalidations, type Calibration, type ExternalInvalidationOptions, type RecordedUsage } from "./calibration.ts";
+import { calibrate, findExternalInvalidations, findExternalInvalidationsAgainstReplay, type Calibration, type ExternalInvalidationOptions, type RecordedUsage } from "./calibration.ts";
 import { crossValidatedCalibration, estimatorsOf, fitSessionEstimator, PER_SESSION_UNKNOWN_PROMPT, type SessionFit } from "./session-fit.ts";
 import { recordedRequestPoints, toLlmMessages } from "./pi-session-contexts.ts";
+import { costModelAsRecorded, modelKey, recordedCacheUse } from "./recorded-cache-use.ts";
 import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
 
 export interface UnknownPromptSize {
@@ -96,6 +97,15 @@ export interface ReplayOptions {
   costModels?: (ref: ModelRef) => CostModel;
   cacheRetention?: "short" | "long";
   externalInvalidation?: Partial<ExternalInvalidationOptions>;
+  /**
+   * How external invalidations are found: "recorded-prompts" (default: a recording of bare Pi,
+   * whose low reads within the TTL are all unexplained) or "replayed-reads" (a recording made
+   * with this extension: a read far below what this replay could read). Ignored with
+   * `externalInvalidations`.
+   */
+  invalidationsFrom?: "recorded-prompts" | "replayed-reads";
+  /** These request indices as the external invalidations (another arm's), instead of finding them. */
+  externalInvalidations?: readonly number[];
   analyzer?: Partial<Omit<AnalyzerOptions, "estimator" | "invalidateBefore">>;
 }
 
@@ -137,6 +147,8 @@ export interface ReplayResult {
   thinkingChanges: number[];
   userPrompts: number;
   skipped: { unbilled: number };
+  /** Where the recorded usage overrode a model's cache rule (`costModelAsRecorded`), one sentence each. */
+  recordingNotes: Array<ModelRef & { note: string }>;
   diagnostics: SessionDiagnostic[];
 }
 
@@ -194,19 +206,28 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   const fixedEst: CharRatioEstimatorOptions = { ...DEFAULT_ESTIMATOR_OPTIONS, ...options.estimator };
   const unknownPrompt = unknownPromptText(perSession ? PER_SESSION_UNKNOWN_PROMPT : (options.unknownPrompt ?? DEFAULT_UNKNOWN_PROMPT), fixedEst);
   const costModels = options.costModels ?? ((ref: ModelRef) => costModelFor({ ref }));
+  const recordedOf = (a: (typeof points)[number]["assistant"]) => {
+    const u = a.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    return { input: u.input ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0, output: u.output ?? 0 };
+  };
+  const cacheUse = recordedCacheUse(points.map((p) => ({ ref: { provider: p.assistant.provider, api: p.assistant.api, model: p.assistant.model }, recorded: recordedOf(p.assistant) })));
   const models = new Map<string, CostModel>();
+  const recordingNotes: ReplayResult["recordingNotes"] = [];
   const costModelOf = (ref: ModelRef): CostModel => {
-    const key = `${ref.provider}\u0000${ref.api}\u0000${ref.model}`;
+    const key = modelKey(ref);
     let m = models.get(key);
-    if (!m) models.set(key, (m = costModels(ref)));
+    if (!m) {
+      const adjusted = costModelAsRecorded(costModels(ref), cacheUse.get(key));
+      if (adjusted.note) recordingNotes.push({ ...ref, note: adjusted.note });
+      models.set(key, (m = adjusted.costModel));
+    }
     return m;
   };
   const skipped = { unbilled: 0 };
   const requests: WireRequest[] = [];
   for (const point of points) {
     const a = point.assistant;
-    const u = a.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-    const recorded = { input: u.input ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0, output: u.output ?? 0 };
+    const recorded = recordedOf(a);
     if (isZeroUsage(recorded)) {
       // Aborted before the provider answered: nothing was billed, treat as never sent.
       skipped.unbilled++;
@@ -253,10 +274,9 @@ export function replaySession(options: ReplayOptions): ReplayResult {
 
   const long = options.cacheRetention === "long";
   const ttlOf = (r: WireRequest) => ruleTtlMs(r.costModel.rule, long);
-  const externalInvalidations = findExternalInvalidations(
-    requests.map((r) => ({ timestamp: r.timestamp, recorded: r.recorded, ttlMs: ttlOf(r), cacheKey: cacheKeyOf(r) })),
-    { ttlMs: long ? 60 * 60 * 1000 : 5 * 60 * 1000, ...options.externalInvalidation },
-  );
+  const recordedTimes = requests.map((r) => ({ timestamp: r.timestamp, recorded: r.recorded, ttlMs: ttlOf(r), cacheKey: cacheKeyOf(r) }));
+  const invalidationOptions = { ttlMs: long ? 60 * 60 * 1000 : 5 * 60 * 1000, ...options.externalInvalidation };
+  const fromReplay = options.externalInvalidations === undefined && options.invalidationsFrom === "replayed-reads";
   const thinkingChanges = thinkingToggles(requests);
   const timed: TimedRequest[] = requests.map((r) => ({
     body: r.body,
@@ -283,10 +303,16 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     promptOverheadTokens: overhead,
     memo: createAnalyzerMemo(),
   };
+  // "TTL only": no external invalidation, but a thinking change still loses the cache (it is in the transcript).
+  const ttlOnlyFirst = fromReplay ? analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) }) : undefined;
+  const externalInvalidations = options.externalInvalidations
+    ? [...options.externalInvalidations]
+    : ttlOnlyFirst
+      ? findExternalInvalidationsAgainstReplay(recordedTimes, ttlOnlyFirst, invalidationOptions)
+      : findExternalInvalidations(recordedTimes, invalidationOptions);
   const invalidateBefore = new Set([...externalInvalidations, ...thinkingChanges]);
   const analysis = analyzeRun(timed, { ...analyzerOptions, invalidateBefore });
-  // "TTL only": no external invalidation, but a thinking change still loses the cache (it is in the transcript).
-  const analysisTtlOnly = options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) });
+  const analysisTtlOnly = ttlOnlyFirst ?? (options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) }));
   const recorded = requests.map((r) => r.recorded);
   const withInvalidations = calibrate(analysis, recorded);
   const ttlOnly = calibrate(analysisTtlOnly, recorded);
@@ -306,6 +332,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     thinkingChanges,
     userPrompts: userMessages,
     skipped,
+    recordingNotes,
     diagnostics,
   };
 }

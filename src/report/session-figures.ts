@@ -47,6 +47,7 @@ export function modelsOf(r: ReplayResult): SessionModelInfo[] {
       price_source: m.prices.source === "registry" ? "pi-ai registry" : `fallback: ${m.prices.fallback}`,
       total_error: 0,
       estimator: familyEstimator(r, m.rule.family),
+      ...noteOf(r, q),
     });
   }
   for (const info of byKey.values()) {
@@ -56,23 +57,30 @@ export function modelsOf(r: ReplayResult): SessionModelInfo[] {
   return [...byKey.values()].sort((a, b) => b.requests - a.requests);
 }
 
+function noteOf(r: ReplayResult, q: { provider: string; api: string; model: string }): { note?: string } {
+  const n = r.recordingNotes.find((x) => x.provider === q.provider && x.api === q.api && x.model === q.model);
+  return n ? { note: n.note } : {};
+}
+
 function familyEstimator(r: ReplayResult, family: string): SessionModelInfo["estimator"] {
   const f = r.fit?.families.find((x) => x.family === family);
   if (!f || !f.all.fitted) return "fixed";
   return f.pooled ? "session fit" : "family fit";
 }
 
-export function calibrationOf(r: ReplayResult | undefined): SessionCalibration {
+/** The calibration of `r`, the replay of the arm the session was recorded with (`arm`). */
+export function calibrationOf(r: ReplayResult | undefined, arm: SessionCalibration["arm"]): SessionCalibration {
   const e = r?.estimator;
   const fit = r?.fit;
   return {
+    arm,
     total_error: r?.calibration.total_error ?? 0,
     prompt_size_error: r?.calibration.prompt_size_error ?? 0,
     total_error_ttl_only: r?.calibration.total_error_ttl_only ?? 0,
     total_error_cross_validated: fit?.crossValidated?.total_error ?? null,
     estimator: {
       source: fit?.all.fitted ? "per-session" : "fixed",
-      ...(fit && !fit.all.fitted && fit.all.reason ? { note: fit.all.reason } : {}),
+      ...(fit?.all.reason ? { note: fit.all.reason } : {}),
       prose_chars_per_token: e?.proseCharsPerToken ?? 0,
       code_chars_per_token: e?.codeCharsPerToken ?? 0,
       block_overhead_tokens: e?.blockOverheadTokens ?? 0,

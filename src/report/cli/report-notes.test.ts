@@ -39,7 +39,9 @@ function session(o: { file?: string; error?: number; requests?: number; arms?: R
     user_prompts: 2,
     model: "claude-sonnet-4-5",
     closed_cycle_thinking: "dropped",
+    recorded_with: "bare",
     calibration: {
+      arm: "bare",
       total_error: o.error ?? 0.01,
       prompt_size_error: 0,
       total_error_ttl_only: 0,
@@ -48,7 +50,7 @@ function session(o: { file?: string; error?: number; requests?: number; arms?: R
     },
     external_invalidations: 0,
     models: [],
-    money: { session_usd: 1, keeper_usd: 0.5, recorded_usd: 1 },
+    money: { paid_usd: 1, bare_usd: 1, keeper_usd: 0.5, replayed_paid_usd: 1, saved_usd: 0.5 },
     skipped: { unbilled: 0 },
     diagnostics: [],
     arms,
