@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { analyzeRun } from "../cache/analyzer.ts";
 import { costModelFor } from "../cache/cost-model.ts";
+import type { WireRequestBody } from "../cache/wire-types.ts";
 import { generateProviderSession, type ProviderModel } from "../../test/support/report/provider-session.ts";
 import { ARMS } from "./arms.ts";
 import { registryCostModels } from "./cli/model-prices.ts";
@@ -40,7 +41,7 @@ describe("costModelAsRecorded", () => {
     expect(out.costModel.rule.minCacheableTokens).toBe(Number.POSITIVE_INFINITY);
     expect(out.note).toContain("no cache reads or writes in 3 requests");
     // The analyzer then reads and writes nothing.
-    const body = { messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "x".repeat(20_000), cache_control: { type: "ephemeral" } }] }] };
+    const body: WireRequestBody = { messages: [{ role: "user", content: [{ type: "text", text: "x".repeat(20_000), cache_control: { type: "ephemeral" } }] }] };
     const rule = { ...out.costModel.rule, ttlMs: 300_000 };
     const a = analyzeRun([0, 1000].map((timestamp) => ({ body, timestamp, cacheRule: rule })));
     expect(a.map((x) => [x.read, x.write])).toEqual([[0, 0], [0, 0]]);
@@ -58,7 +59,7 @@ describe("costModelAsRecorded", () => {
     const cref = claude.ref;
     const use = recordedCacheUse([0, 1, 2].map(() => ({ ref: cref, recorded: { input: 300, cacheRead: 2000, cacheWrite: 0 } }))).get(`proxy\u0000anthropic-messages\u0000claude-sonnet-4-5`);
     const rule = { ...costModelAsRecorded(claude, use).costModel.rule, ttlMs: 300_000 };
-    const body = { messages: [{ role: "user" as const, content: [{ type: "text" as const, text: "y".repeat(20_000), cache_control: { type: "ephemeral" } }] }] };
+    const body: WireRequestBody = { messages: [{ role: "user", content: [{ type: "text", text: "y".repeat(20_000), cache_control: { type: "ephemeral" } }] }] };
     const [a] = analyzeRun([{ body, timestamp: 0, cacheRule: rule }]);
     expect(a.write).toBe(0);
     expect(a.uncached).toBe(a.totalTokens);

@@ -12,7 +12,7 @@ import { moneyLine, sessionTable, TABLE_LEGEND, totalsOverSessions, totalTable }
 import { parseArgs, USAGE, type ReportArgs } from "./args.ts";
 import { unreadableInputs, type FileProbe } from "./input-check.ts";
 import { BUNDLED_SAMPLE, contextWindowLookup, DEFAULT_OUT_DIR, newestSession, outDirProblem } from "./locations.ts";
-import { beatsDefaultsSentence, calibrationProblems, calibrationWarning } from "./report-notes.ts";
+import { beatsDefaultsSentence, calibrationProblems, calibrationWarning, estimatorWarning, recordingNotes } from "./report-notes.ts";
 import { registryCostModels } from "./model-prices.ts";
 
 export interface CliIo {
@@ -137,9 +137,11 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
     sessions.push(report);
   });
   progress.done();
-  for (const n of notes) io.stderr(`${n}\n`);
+  for (const n of [...notes, ...recordingNotes(sessions)]) io.stderr(`${n}\n`);
   const miscalibrated = calibrationProblems(sessions);
   if (miscalibrated.length > 0) io.stderr(`${calibrationWarning(miscalibrated)}\n`);
+  const unfitted = estimatorWarning(sessions);
+  if (unfitted) io.stderr(`${unfitted}\n`);
 
   const totals = totalsOverSessions(sessions);
   const runtime = (io.now() - started) / 1000;
