@@ -21,7 +21,7 @@
  * Requests with different `cacheKey`s (models) never share entries, and a model switch is no bust.
  * Pure: `stepCache` is a reducer `(state, request) => {state, analysis}`, `analyzeRun` folds it.
  */
-import { flattenRequest, type CacheLayer, type FlatBlock } from "./flatten.ts";
+import { flattenRequest, type CacheLayer, type FlatBlock, type FlatBytesMemo } from "./flatten.ts";
 import { findPairingViolations, type PairingViolation } from "./pairing.ts";
 import { cacheableLength } from "./cache-rules.ts";
 import { createPrefixHashMemo, keyedEmptyPrefix, prefixHashes, type PrefixHashMemo } from "./prefix-hash.ts";
@@ -59,10 +59,12 @@ export interface AnalyzerOptions {
 export interface AnalyzerMemo {
   hashes: PrefixHashMemo;
   tokens: WeakMap<TokenEstimator, Map<string, number>>;
+  /** Canonical block bytes by block object: only for runs whose bodies are never mutated (the replay's). */
+  bytes?: FlatBytesMemo;
 }
 
-export function createAnalyzerMemo(): AnalyzerMemo {
-  return { hashes: createPrefixHashMemo(), tokens: new WeakMap() };
+export function createAnalyzerMemo(options: { bytes?: FlatBytesMemo } = {}): AnalyzerMemo {
+  return { hashes: createPrefixHashMemo(), tokens: new WeakMap(), ...(options.bytes ? { bytes: options.bytes } : {}) };
 }
 
 export const DEFAULT_ANALYZER_OPTIONS: AnalyzerOptions = {
@@ -169,7 +171,7 @@ export function stepCache(
   const o: AnalyzerOptions = { ...DEFAULT_ANALYZER_OPTIONS, ...options };
   const t = request.timestamp;
   const index = state.requestIndex;
-  const blocks = flattenRequest(request.body);
+  const blocks = flattenRequest(request.body, o.memo?.bytes);
   const hashes = prefixHashes(blocks, o.memo?.hashes, keyedEmptyPrefix(request.cacheKey));
   const blockTokens = estimateBlocks(blocks, o, request);
   const prefixTokens: number[] = [];

@@ -20,7 +20,7 @@
  * Pure: bodies and numbers in, numbers out.
  */
 import { closedCycleBoundary } from "./analyzer.ts";
-import { flattenRequest } from "./flatten.ts";
+import { flattenRequest, type FlatBytesMemo } from "./flatten.ts";
 import { blockPayload, DEFAULT_ESTIMATOR_OPTIONS, type CharRatioEstimatorOptions } from "./token-estimator.ts";
 import type { WireRequestBody } from "./wire-types.ts";
 
@@ -51,6 +51,8 @@ export interface FitOptions {
   ridge: number;
   /** Constants the ridge pulls toward (and the fallback). */
   prior: { estimator: CharRatioEstimatorOptions; promptOverheadTokens: number };
+  /** Block bytes by block object, for bodies never mutated (the replay's); speed only. */
+  bytes?: FlatBytesMemo;
 }
 
 export const DEFAULT_FIT_OPTIONS: FitOptions = {
@@ -74,8 +76,8 @@ export interface EstimatorFit {
   promptSizeError: number;
 }
 
-export function requestFeatures(body: WireRequestBody, closedCycleThinking: FitOptions["closedCycleThinking"], layers: FitOptions["layers"] = "all"): RequestFeatures {
-  const blocks = flattenRequest(body);
+export function requestFeatures(body: WireRequestBody, closedCycleThinking: FitOptions["closedCycleThinking"], layers: FitOptions["layers"] = "all", bytes?: FlatBytesMemo): RequestFeatures {
+  const blocks = flattenRequest(body, bytes);
   const boundary = closedCycleThinking === "dropped" ? closedCycleBoundary(blocks) : -1;
   const f: RequestFeatures = { blocks: 0, prose: 0, code: 0, images: 0 };
   for (const b of blocks) {
@@ -206,7 +208,7 @@ export function fitEstimatorToUsage(samples: readonly FitSample[], options: Part
   const closed = options.closedCycleThinking ?? DEFAULT_FIT_OPTIONS.closedCycleThinking;
   const layers = options.layers ?? DEFAULT_FIT_OPTIONS.layers;
   return fitFeatures(
-    samples.map((s) => requestFeatures(s.body, closed, layers)),
+    samples.map((s) => requestFeatures(s.body, closed, layers, options.bytes)),
     samples.map((s) => s.recordedPrompt),
     options,
   );

@@ -34,15 +34,26 @@ function withoutMark(block: Record<string, unknown>): Record<string, unknown> {
 }
 
 
+/**
+ * Canonical bytes by block object, for callers whose block objects are never changed once
+ * built (the replay's serializer shares them between requests): each block is serialized once.
+ */
+export type FlatBytesMemo = WeakMap<object, { header: string; bytes: string }>;
+
 function flatBlock(
   layer: CacheLayer,
   role: FlatBlock["role"],
   messageIndex: number,
   blockIndex: number,
   block: Record<string, unknown>,
+  memo: FlatBytesMemo | undefined,
 ): FlatBlock {
   const mark = block.cache_control as WireCacheControl | undefined;
   const header = `${layer}|${role}|${blockIndex === 0 ? "start" : "cont"}|`;
+  // The very same string for the same block and header: maps keyed by it then hash it once.
+  const known = memo?.get(block);
+  const bytes = known && known.header === header ? known.bytes : header + JSON.stringify(withoutMark(block));
+  if (memo && known?.bytes !== bytes) memo.set(block, { header, bytes });
   return {
     layer,
     messageIndex,
@@ -50,22 +61,23 @@ function flatBlock(
     role,
     type: layer === "tools" ? "tool" : String(block.type ?? "unknown"),
     block,
-    bytes: header + JSON.stringify(withoutMark(block)),
+    bytes,
     ...(mark ? { mark } : {}),
   };
 }
 
-export function flattenRequest(body: WireRequestBody): FlatBlock[] {
+/** `memo`: only for bodies whose block objects are never mutated after this call (see `FlatBytesMemo`). */
+export function flattenRequest(body: WireRequestBody, memo?: FlatBytesMemo): FlatBlock[] {
   const out: FlatBlock[] = [];
-  (body.tools ?? []).forEach((tool, i) => out.push(flatBlock("tools", "tool", -1, i, tool as Record<string, unknown>)));
+  (body.tools ?? []).forEach((tool, i) => out.push(flatBlock("tools", "tool", -1, i, tool as Record<string, unknown>, memo)));
   if (typeof body.system === "string") {
-    if (body.system.length > 0) out.push(flatBlock("system", "system", -1, 0, { type: "text", text: body.system }));
+    if (body.system.length > 0) out.push(flatBlock("system", "system", -1, 0, { type: "text", text: body.system }, undefined));
   } else {
-    (body.system ?? []).forEach((b, i) => out.push(flatBlock("system", "system", -1, i, b as unknown as Record<string, unknown>)));
+    (body.system ?? []).forEach((b, i) => out.push(flatBlock("system", "system", -1, i, b as unknown as Record<string, unknown>, memo)));
   }
   body.messages.forEach((message, mi) => {
-    const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content;
-    blocks.forEach((b, bi) => out.push(flatBlock("messages", message.role, mi, bi, b as Record<string, unknown>)));
+    if (typeof message.content === "string") out.push(flatBlock("messages", message.role, mi, 0, { type: "text", text: message.content }, undefined));
+    else message.content.forEach((b, bi) => out.push(flatBlock("messages", message.role, mi, bi, b as Record<string, unknown>, memo)));
   });
   return out;
 }

@@ -22,6 +22,7 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { analyzeRun, createAnalyzerMemo, type AnalyzerOptions, type RequestAnalysis } from "../cache/analyzer.ts";
 import { summarizeRun, type RunSummary } from "../cache/summary.ts";
 import { createCharRatioEstimator, DEFAULT_ESTIMATOR_OPTIONS, type CharRatioEstimatorOptions } from "../cache/token-estimator.ts";
+import type { FlatBytesMemo } from "../cache/flatten.ts";
 import type { TimedRequest, WireRequestBody } from "../cache/wire-types.ts";
 import type { ModelRef } from "../cache/cache-rules.ts";
 import { ruleTtlMs } from "../cache/cache-rules.ts";
@@ -106,6 +107,11 @@ export interface ReplayOptions {
   invalidationsFrom?: "recorded-prompts" | "replayed-reads";
   /** These request indices as the external invalidations (another arm's), instead of finding them. */
   externalInvalidations?: readonly number[];
+  /**
+   * Block bytes by block object, shared by the arms of one session (speed only). The bodies
+   * `transformBody` returns must not change blocks in place (the seam marks a copy).
+   */
+  blockBytes?: FlatBytesMemo;
   analyzer?: Partial<Omit<AnalyzerOptions, "estimator" | "invalidateBefore">>;
 }
 
@@ -288,7 +294,9 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   }));
   const closedCycleThinking = options.analyzer?.closedCycleThinking ?? "dropped";
   const families = requests.map((r) => r.costModel.rule.family);
-  const fit = options.reuseFit ?? (perSession ? fitSessionEstimator(requests.map((r, i) => ({ body: r.body, recorded: r.recorded, family: families[i] })), { closedCycleThinking }) : undefined);
+  // The serializer shares block objects between bodies and nothing mutates them: each block's bytes are computed once.
+  const bytes: FlatBytesMemo = options.blockBytes ?? new WeakMap();
+  const fit = options.reuseFit ?? (perSession ? fitSessionEstimator(requests.map((r, i) => ({ body: r.body, recorded: r.recorded, family: families[i] })), { closedCycleThinking, bytes }) : undefined);
   const est = fit ? fit.all.estimator : fixedEst;
   const overhead = fit ? fit.all.promptOverheadTokens : (options.promptOverheadTokens ?? 0);
   if (fit) {
@@ -301,7 +309,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     ...options.analyzer,
     estimator: createCharRatioEstimator(est),
     promptOverheadTokens: overhead,
-    memo: createAnalyzerMemo(),
+    memo: createAnalyzerMemo({ bytes }),
   };
   // "TTL only": no external invalidation, but a thinking change still loses the cache (it is in the transcript).
   const ttlOnlyFirst = fromReplay ? analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) }) : undefined;
