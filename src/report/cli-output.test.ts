@@ -17,13 +17,20 @@ describe("arguments", () => {
       chart: false,
       summaries: "size-model",
       strict: false,
+      all: false,
+      since: undefined,
     });
     expect(parseArgs(["report", "--strict"])).toMatchObject({ command: "report", strict: true });
+    expect(parseArgs(["report", "--all", "--since", "30d", "--json"])).toMatchObject({ command: "report", all: true, since: "30d", json: true, files: [] });
+    expect(parseArgs(["report", "--all", "--since=2025-11-01"])).toMatchObject({ all: true, since: "2025-11-01" });
   });
   test("errors and help", () => {
     expect(parseArgs(["report", "--out"]).command).toBe("error");
     expect(parseArgs(["report", "--summaries", "llm"]).command).toBe("error");
     expect(parseArgs(["report", "-x"]).command).toBe("error");
+    expect(parseArgs(["report", "--since", "30d"])).toEqual({ command: "error", message: "--since goes with --all (every session in the Pi sessions folder)" });
+    expect(parseArgs(["report", "--all", "--since"])).toMatchObject({ command: "error", message: expect.stringContaining("--since needs a value") });
+    expect(parseArgs(["report", "--all", "s.jsonl"])).toEqual({ command: "error", message: "--all reports every session in the Pi sessions folder; it takes no files (got s.jsonl)" });
     expect(parseArgs([]).command).toBe("help");
     expect(parseArgs(["report", "--help"]).command).toBe("help");
     for (const v of [["--version"], ["-V"], ["version"], ["report", "a.jsonl", "--version"]]) expect(parseArgs(v).command).toBe("version");

@@ -22,9 +22,14 @@ export function dollars(r: ReplayResult, withOutput: boolean): number {
   return r.analysis.reduce((n, a, i) => n + dollarsOf({ ...a, output: withOutput ? a.output : 0 }, r.requests[i].costModel), 0);
 }
 
-/** What the provider billed by the recorded usage, at the same prices (writes as 5-minute writes). */
-export function recordedDollars(r: ReplayResult): number {
-  return r.requests.reduce((n, q) => n + dollarsOf({ uncached: q.recorded.input, write5m: q.recorded.cacheWrite, write1h: 0, read: q.recorded.cacheRead, output: q.recorded.output }, q.costModel), 0);
+/** Each request's dollars in the replay (input and output at its model's prices). */
+export function requestDollars(r: ReplayResult): number[] {
+  return r.analysis.map((a, i) => dollarsOf(a, r.requests[i].costModel));
+}
+
+/** What the provider billed each request by its recorded usage, at the same prices (writes as 5-minute writes). */
+export function recordedRequestDollars(r: ReplayResult): number[] {
+  return r.requests.map((q) => dollarsOf({ uncached: q.recorded.input, write5m: q.recorded.cacheWrite, write1h: 0, read: q.recorded.cacheRead, output: q.recorded.output }, q.costModel));
 }
 
 export function modelsOf(r: ReplayResult): SessionModelInfo[] {

@@ -72,18 +72,26 @@ export function splitJsonValues(line: string): { values: string[]; rest: string 
 /**
  * A line that starts with a truncated record (a writer stopped mid-line) and goes on with
  * complete ones (the next writer appended to the same line): the complete records from the
- * first `{"type":` after which the rest of the line splits into whole JSON values (Pi writes
- * every entry with `type` first). Undefined when there is no such point.
+ * first `{"type":` after which the rest of the line splits into whole JSON values that are all
+ * Pi entries (a known `type` and an `id`; Pi writes every entry with `type` first), so that an
+ * object nested in the truncated record is never taken for one. Undefined when there is none.
  */
 export function recordsAfterTruncation(line: string): unknown[] | undefined {
   for (let at = line.indexOf('{"type":', 1); at > 0; at = line.indexOf('{"type":', at + 1)) {
     const parts = splitJsonValues(line.slice(at));
     if (parts.values.length === 0 || parts.rest !== "") continue;
+    let values: unknown[];
     try {
-      return parts.values.map((v) => JSON.parse(v) as unknown);
+      values = parts.values.map((v) => JSON.parse(v) as unknown);
     } catch {
       continue;
     }
+    // Whole entries only: a value nested in the truncated record (a content block) is not one.
+    const isEntry = (v: unknown) => {
+      const e = v as { type?: unknown; id?: unknown } | null;
+      return typeof e?.type === "string" && KNOWN_ENTRY_TYPES.has(e.type) && typeof e.id === "string";
+    };
+    if (values.every(isEntry)) return values;
   }
   return undefined;
 }

@@ -19,6 +19,7 @@
  */
 import type { ModelRef } from "../cache/cache-rules.ts";
 import { costModelFor, type CostModel } from "../cache/cost-model.ts";
+import type { FlatBytesMemo } from "../cache/flatten.ts";
 import type { Arm, ArmRunTotals, ArmStartOptions } from "./arms.ts";
 import { armReport, mainRef, seriesOf } from "./arm-report.ts";
 import { piContextTokens } from "./pi-session-contexts.ts";
@@ -26,7 +27,7 @@ import { keeperRecordingOf } from "./recorded-with.ts";
 import { readSessionText, replaySession, type ReplayOptions, type ReplayResult } from "./replay.ts";
 import type { ReplaySummarySource } from "./replay-summaries.ts";
 import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
-import { calibrationOf, modelsOf, recordedDollars } from "./session-figures.ts";
+import { calibrationOf, modelsOf, recordedRequestDollars, requestDollars } from "./session-figures.ts";
 import { oldVersionDiagnostic, sessionModel } from "./session-model.ts";
 
 export interface ArmReport {
@@ -140,6 +141,12 @@ export interface SessionModelInfo {
 export interface SessionRun {
   report: SessionReport;
   series: Record<string, ArmSeries>;
+  /**
+   * Per replayed request (the same requests in every arm): its recorded time, the dollars its
+   * recorded usage cost, and each arm's dollars for it (input and output, summarizer aside),
+   * so a caller can sum a time window (`report --all --since`).
+   */
+  requests: { timestamps: number[]; paid: number[]; arms: Record<string, number[]> };
 }
 
 export interface ArmProgress {
@@ -164,6 +171,12 @@ export interface ReportSessionOptions {
   costModels?: (ref: ModelRef) => CostModel;
   /** Estimator: fitted to each session's own usage (default) or the fixed corpus constants. */
   calibrate?: "per-session" | "fixed";
+  /**
+   * "full" (default) also calibrates with TTL expiry as the only invalidation and cross-validates
+   * the fit (two more analyzer passes); "totals" (`report --all`) leaves both out: their fields
+   * then repeat the in-sample figure, and `total_error_cross_validated` is null.
+   */
+  detail?: "full" | "totals";
   onProgress?: (p: ArmProgress) => void;
 }
 
@@ -190,6 +203,7 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
   let expected = assistants;
   const seen = new Set<string>();
   const armDiagnostics: SessionDiagnostic[] = [];
+  const blockBytes: FlatBytesMemo = new WeakMap();
   order.forEach((arm, armIndex) => {
     const run = arm.start({
       summaries: options.summaries,
@@ -209,9 +223,10 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
     const result = replaySession({
       file: options.file,
       text,
-      ttlOnlyAnalysis: armIndex === 0,
+      ttlOnlyAnalysis: armIndex === 0 && options.detail !== "totals",
       analyzer: { closedCycleThinking },
       costModels,
+      blockBytes,
       ...shared,
       transformContext: (messages, index, info) => {
         progress(index + 1, false);
@@ -235,14 +250,16 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
   const bare = runs.get("bare")?.result;
   const reports: Record<string, ArmReport> = {};
   const series: Record<string, ArmSeries> = {};
+  const perRequest: SessionRun["requests"] = { timestamps: first?.requests.map((q) => q.timestamp) ?? [], paid: first ? recordedRequestDollars(first) : [], arms: {} };
   for (const arm of options.arms) {
     const { result, totals } = runs.get(arm.name)!;
+    perRequest.arms[arm.name] = requestDollars(result);
     const main: CostModel = costModels(mainRef(result, model));
     reports[arm.name] = armReport({ arm, r: result, totals, bare, main });
     series[arm.name] = seriesOf(result.analysis);
   }
   const diagnostics = [...readErrors, ...(versionNote ? [versionNote] : []), ...(first ? armDiagnostics : parsed.diagnostics)];
-  const paid = (first ? recordedDollars(first) : 0) + (recordedArm === "keeper" ? recording.summarizerUsd : 0);
+  const paid = perRequest.paid.reduce((n, x) => n + x, 0) + (recordedArm === "keeper" ? recording.summarizerUsd : 0);
   const bareUsd = reports.bare?.usd_total ?? 0;
   const keeperUsd = reports.keeper?.usd_total ?? null;
   const counterfactual = recordedArm === "keeper" ? bareUsd : keeperUsd;
@@ -269,5 +286,6 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
       arms: reports,
     },
     series,
+    requests: perRequest,
   };
 }

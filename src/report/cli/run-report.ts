@@ -11,7 +11,8 @@ import { sessionChart } from "../svg-chart.ts";
 import { moneyLine, sessionTable, TABLE_LEGEND, totalsOverSessions, totalTable } from "../table.ts";
 import { parseArgs, USAGE, type ReportArgs } from "./args.ts";
 import { unreadableInputs, type FileProbe } from "./input-check.ts";
-import { BUNDLED_SAMPLE, contextWindowLookup, DEFAULT_OUT_DIR, newestSession, outDirProblem } from "./locations.ts";
+import { BUNDLED_SAMPLE, contextWindowLookup, DEFAULT_OUT_DIR, newestSession, outDirProblem, type SessionFileInfo } from "./locations.ts";
+import { runAllCli } from "./run-all.ts";
 import { beatsDefaultsSentence, calibrationProblems, calibrationWarning, estimatorWarning, recordingNotes } from "./report-notes.ts";
 import { registryCostModels } from "./model-prices.ts";
 
@@ -29,6 +30,10 @@ export interface CliIo {
   probeFile: FileProbe;
   /** This package's version, for --version. */
   version: string;
+  /** Wall-clock time in ms (`--since`); default `Date.now`. */
+  clock?: () => number;
+  /** The session files under `sessionsDir` (`--all`); default: the file system's (`listSessionFiles`). */
+  listSessions?: (sessionsDir: string) => { exists: boolean; files: SessionFileInfo[] };
 }
 
 export interface ReportOutput {
@@ -73,6 +78,7 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
     io.stderr(`pi-context-keeper: ${args.message}\n`);
     return 2;
   }
+  if (args.all) return runAllCli(args, io);
   const { arms, unknown } = selectArms(args.arms);
   if (unknown.length > 0) {
     io.stderr(`pi-context-keeper: unknown arm(s) ${unknown.join(", ")}; known: ${ARMS.map((a) => a.name).join(", ")}\n`);
