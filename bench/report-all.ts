@@ -48,6 +48,11 @@ for (let i = 0; i < total - generated; i++) {
 }
 
 let stdout = "";
+const cpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+const cpuStarted = cpu();
 const started = performance.now();
 const code = runReportCli(["report", "--all", "--json"], {
   stdout: (t) => (stdout += t),
@@ -62,13 +67,14 @@ const code = runReportCli(["report", "--all", "--json"], {
   version: "bench",
 });
 const seconds = (performance.now() - started) / 1000;
+const cpuSeconds = cpu() - cpuStarted;
 const out = JSON.parse(stdout) as AllReportOutput;
 const requests = out.sessions.reduce((n, s) => n + s.requests, 0);
 const sizes = out.sessions.map((s) => statSync(join(sessions, s.file)).size).sort((a, b) => a - b);
 console.log(
   `report --all: ${out.sessions.length} sessions reported (${out.skipped.empty.length} without a billed request), ${requests} requests, ` +
     `${(bytes / 1e6).toFixed(1)} MB (largest file ${(sizes.at(-1)! / 1e6).toFixed(2)} MB), ${out.total.recorded_with_keeper.sessions} recorded with the keeper; ` +
-    `${seconds.toFixed(1)} s (${((seconds * 1000) / Math.max(1, out.sessions.length)).toFixed(0)} ms per session, ${((seconds * 1e6) / Math.max(1, requests)).toFixed(0)} µs per request); exit ${code}`,
+    `${seconds.toFixed(1)} s wall, ${cpuSeconds.toFixed(1)} s CPU (${((cpuSeconds * 1000) / Math.max(1, out.sessions.length)).toFixed(0)} ms CPU per session, ${((cpuSeconds * 1e6) / Math.max(1, requests)).toFixed(0)} µs per request); exit ${code}`,
 );
 if (process.argv.includes("--keep")) console.log(`sessions folder kept: ${sessions}`);
 else rmSync(root, { recursive: true, force: true });

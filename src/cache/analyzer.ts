@@ -49,6 +49,8 @@ export interface AnalyzerOptions {
   promptOverheadTokens: number;
   /** Request indices before which every cache entry is dropped (restart, prompt change). */
   invalidateBefore: ReadonlySet<number>;
+  /** Check every request's tool pairing (`pairingViolations`); false leaves the list empty (speed). Default true. */
+  pairing?: boolean;
   /**
    * Optional memo shared by the steps of a run (or several runs over the same requests):
    * block digests and per-estimator block tokens. Speed only; results are identical.
@@ -223,7 +225,7 @@ export function stepCache(
     cost: billedEquivalent({ uncached, write5m, write1h, read, output }, request.pricing ?? o.pricing),
     invalidated,
     bust,
-    pairingViolations: findPairingViolations(request.body.messages),
+    pairingViolations: o.pairing === false ? [] : findPairingViolations(request.body.messages),
   };
   const divergence = firstDivergence(state.previous, hashes, blocks);
   if (divergence) analysis.divergence = divergence;

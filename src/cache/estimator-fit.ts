@@ -20,7 +20,7 @@
  * Pure: bodies and numbers in, numbers out.
  */
 import { closedCycleBoundary } from "./analyzer.ts";
-import { flattenRequest, type FlatBytesMemo } from "./flatten.ts";
+import { flattenRequest, type FlatBlock, type FlatBytesMemo } from "./flatten.ts";
 import { blockPayload, DEFAULT_ESTIMATOR_OPTIONS, type CharRatioEstimatorOptions } from "./token-estimator.ts";
 import type { WireRequestBody } from "./wire-types.ts";
 
@@ -76,6 +76,22 @@ export interface EstimatorFit {
   promptSizeError: number;
 }
 
+/** A block's payload by class; flat blocks are never changed once made, so it is kept per block (a replay shares them between requests). */
+const payloads = new WeakMap<FlatBlock, Omit<RequestFeatures, "blocks">>();
+function payloadOf(b: FlatBlock): Omit<RequestFeatures, "blocks"> {
+  let sums = payloads.get(b);
+  if (!sums) {
+    sums = { prose: 0, code: 0, images: 0 };
+    for (const p of blockPayload(b)) {
+      if (p.cls === "prose") sums.prose += p.chars;
+      else if (p.cls === "code") sums.code += p.chars;
+      else sums.images++;
+    }
+    payloads.set(b, sums);
+  }
+  return sums;
+}
+
 export function requestFeatures(body: WireRequestBody, closedCycleThinking: FitOptions["closedCycleThinking"], layers: FitOptions["layers"] = "all", bytes?: FlatBytesMemo): RequestFeatures {
   const blocks = flattenRequest(body, bytes);
   const boundary = closedCycleThinking === "dropped" ? closedCycleBoundary(blocks) : -1;
@@ -84,11 +100,10 @@ export function requestFeatures(body: WireRequestBody, closedCycleThinking: FitO
     if (layers === "messages" && b.layer !== "messages") continue;
     if ((b.type === "thinking" || b.type === "redacted_thinking") && b.messageIndex < boundary) continue;
     f.blocks++;
-    for (const p of blockPayload(b)) {
-      if (p.cls === "prose") f.prose += p.chars;
-      else if (p.cls === "code") f.code += p.chars;
-      else f.images++;
-    }
+    const p = payloadOf(b);
+    f.prose += p.prose;
+    f.code += p.code;
+    f.images += p.images;
   }
   return f;
 }

@@ -38,7 +38,7 @@ function withoutMark(block: Record<string, unknown>): Record<string, unknown> {
  * Canonical bytes by block object, for callers whose block objects are never changed once
  * built (the replay's serializer shares them between requests): each block is serialized once.
  */
-export type FlatBytesMemo = WeakMap<object, { header: string; bytes: string }>;
+export type FlatBytesMemo = WeakMap<object, { header: string; bytes: string; flat: FlatBlock }>;
 
 function flatBlock(
   layer: CacheLayer,
@@ -50,11 +50,12 @@ function flatBlock(
 ): FlatBlock {
   const mark = block.cache_control as WireCacheControl | undefined;
   const header = `${layer}|${role}|${blockIndex === 0 ? "start" : "cont"}|`;
-  // The very same string for the same block and header: maps keyed by it then hash it once.
+  // The very same string for the same block and header (maps keyed by it then hash it once), the
+  // very same flat block at the same place.
   const known = memo?.get(block);
+  if (known && known.header === header && known.flat.messageIndex === messageIndex && known.flat.blockIndex === blockIndex && known.flat.mark === mark) return known.flat;
   const bytes = known && known.header === header ? known.bytes : header + JSON.stringify(withoutMark(block));
-  if (memo && known?.bytes !== bytes) memo.set(block, { header, bytes });
-  return {
+  const flat: FlatBlock = {
     layer,
     messageIndex,
     blockIndex,
@@ -64,6 +65,8 @@ function flatBlock(
     bytes,
     ...(mark ? { mark } : {}),
   };
+  memo?.set(block, { header, bytes, flat });
+  return flat;
 }
 
 /** `memo`: only for bodies whose block objects are never mutated after this call (see `FlatBytesMemo`). */

@@ -11,6 +11,7 @@
 import {
   buildSessionContext,
   calculateContextTokens,
+  CURRENT_SESSION_VERSION,
   convertToLlm,
   estimateTokens,
   migrateSessionEntries,
@@ -88,9 +89,11 @@ function ancestryMessage(brk: NonNullable<AncestryBreak>, requests: number): str
 }
 
 export function recordedRequestPoints(parsed: ParsedSessionText): SessionRequestPoints {
-  // Pi's migration mutates in place; work on copies so the caller's parse stays untouched.
-  const all = parsed.entries.map((e) => structuredClone(e)) as unknown as FileEntry[];
-  migrateSessionEntries(all);
+  // Pi's migration mutates in place: an older file is migrated on copies, so the caller's parse stays untouched.
+  const header = parsed.entries.find((e) => e.type === "session");
+  const current = typeof header?.version === "number" && header.version >= CURRENT_SESSION_VERSION;
+  const all = (current ? [...parsed.entries] : parsed.entries.map((e) => structuredClone(e))) as unknown as FileEntry[];
+  if (!current) migrateSessionEntries(all);
   const lineById = new Map<string, number>();
   const entries: SessionEntry[] = [];
   all.forEach((e, i) => {

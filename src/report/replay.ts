@@ -31,9 +31,9 @@ import type { EstimatorFit } from "../cache/estimator-fit.ts";
 import { serializeForAnthropic, type UnknownPrompt } from "./anthropic-wire.ts";
 import { calibrate, findExternalInvalidations, findExternalInvalidationsAgainstReplay, type Calibration, type ExternalInvalidationOptions, type RecordedUsage } from "./calibration.ts";
 import { crossValidatedCalibration, estimatorsOf, fitSessionEstimator, PER_SESSION_UNKNOWN_PROMPT, type SessionFit } from "./session-fit.ts";
-import { recordedRequestPoints, toLlmMessages } from "./pi-session-contexts.ts";
+import { recordedRequestPoints, toLlmMessages, type SessionRequestPoints } from "./pi-session-contexts.ts";
 import { costModelAsRecorded, modelKey, recordedCacheUse } from "./recorded-cache-use.ts";
-import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
+import { parseSessionText, type ParsedSessionText, type SessionDiagnostic } from "./session-file.ts";
 
 export interface UnknownPromptSize {
   /** Estimated tokens of the (unknown) tool definitions. */
@@ -70,6 +70,8 @@ export interface ReplayOptions {
   file: string;
   /** File content; read from `file` when absent. */
   text?: string;
+  /** The recording already read (`readRecording`), shared by the arms of one session; `text` is then not read. */
+  recording?: ReadRecording;
   transformContext?: (messages: AgentMessage[], requestIndex: number, info: ReplayRequestInfo) => AgentMessage[];
   /**
    * The wire-arm hook: receives the serialized request body (after `transformContext` and
@@ -201,12 +203,26 @@ export function readSessionText(file: string, text: string | undefined): { text:
   }
 }
 
+/** A recording read once: its parse and the requests Pi's rules rebuild from it (shared by the arms of a session). */
+export interface ReadRecording {
+  parsed: ParsedSessionText;
+  points: SessionRequestPoints;
+  /** Read errors, bad lines and broken ancestry, in file order of discovery. */
+  diagnostics: SessionDiagnostic[];
+}
+
+export function readRecording(file: string, text?: string): ReadRecording {
+  const read = readSessionText(file, text);
+  const parsed = parseSessionText(read.text, file);
+  const points = recordedRequestPoints(parsed);
+  return { parsed, points, diagnostics: [...read.diagnostics, ...parsed.diagnostics, ...points.diagnostics.map((d) => ({ file, ...d }))] };
+}
+
 export function replaySession(options: ReplayOptions): ReplayResult {
-  const { text, diagnostics } = readSessionText(options.file, options.text);
-  const parsed = parseSessionText(text, options.file);
-  diagnostics.push(...parsed.diagnostics);
-  const { points, userMessages, diagnostics: brokenAncestry } = recordedRequestPoints(parsed);
-  diagnostics.push(...brokenAncestry.map((d) => ({ file: options.file, ...d })));
+  // Arms replay the very same contexts: nothing here changes a recorded message (renders are pure).
+  const recording = options.recording ?? readRecording(options.file, options.text);
+  const diagnostics = [...recording.diagnostics];
+  const { points, userMessages } = recording.points;
 
   const perSession = options.calibrate === "per-session" || options.reuseFit !== undefined;
   const fixedEst: CharRatioEstimatorOptions = { ...DEFAULT_ESTIMATOR_OPTIONS, ...options.estimator };

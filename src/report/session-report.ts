@@ -24,9 +24,9 @@ import type { Arm, ArmRunTotals, ArmStartOptions } from "./arms.ts";
 import { armReport, mainRef, seriesOf } from "./arm-report.ts";
 import { piContextTokens } from "./pi-session-contexts.ts";
 import { keeperRecordingOf } from "./recorded-with.ts";
-import { readSessionText, replaySession, type ReplayOptions, type ReplayResult } from "./replay.ts";
+import { readRecording, replaySession, type ReplayOptions, type ReplayResult } from "./replay.ts";
 import type { ReplaySummarySource } from "./replay-summaries.ts";
-import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
+import type { SessionDiagnostic } from "./session-file.ts";
 import { calibrationOf, modelsOf, recordedRequestDollars, requestDollars } from "./session-figures.ts";
 import { oldVersionDiagnostic, sessionModel } from "./session-model.ts";
 
@@ -173,8 +173,9 @@ export interface ReportSessionOptions {
   calibrate?: "per-session" | "fixed";
   /**
    * "full" (default) also calibrates with TTL expiry as the only invalidation and cross-validates
-   * the fit (two more analyzer passes); "totals" (`report --all`) leaves both out: their fields
-   * then repeat the in-sample figure, and `total_error_cross_validated` is null.
+   * the fit (two more analyzer passes); "totals" (`report --all`) leaves both out (their fields
+   * then repeat the in-sample figure, and `total_error_cross_validated` is null) and the tool
+   * pairing check of every request.
    */
   detail?: "full" | "totals";
   onProgress?: (p: ArmProgress) => void;
@@ -187,8 +188,9 @@ export interface ReportSessionOptions {
  * invalidations; every other arm replays with its fit and its invalidations.
  */
 export function reportSession(options: ReportSessionOptions): SessionRun {
-  const { text, diagnostics: readErrors } = readSessionText(options.file, options.text);
-  const parsed = parseSessionText(text, options.file);
+  // Read once: every arm replays the same rebuilt contexts.
+  const recorded = readRecording(options.file, options.text);
+  const parsed = recorded.parsed;
   const versionNote = oldVersionDiagnostic(parsed.entries, parsed.lineOf, options.file);
   const recording = keeperRecordingOf(parsed.entries);
   const { model, provider, api, closedCycleThinking, assistants } = sessionModel(parsed.entries);
@@ -222,9 +224,9 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
         };
     const result = replaySession({
       file: options.file,
-      text,
+      recording: recorded,
       ttlOnlyAnalysis: armIndex === 0 && options.detail !== "totals",
-      analyzer: { closedCycleThinking },
+      analyzer: { closedCycleThinking, ...(options.detail === "totals" ? { pairing: false } : {}) },
       costModels,
       blockBytes,
       ...shared,
@@ -258,7 +260,7 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
     reports[arm.name] = armReport({ arm, r: result, totals, bare, main });
     series[arm.name] = seriesOf(result.analysis);
   }
-  const diagnostics = [...readErrors, ...(versionNote ? [versionNote] : []), ...(first ? armDiagnostics : parsed.diagnostics)];
+  const diagnostics = [...(versionNote ? [versionNote] : []), ...(first ? armDiagnostics : recorded.diagnostics)];
   const paid = perRequest.paid.reduce((n, x) => n + x, 0) + (recordedArm === "keeper" ? recording.summarizerUsd : 0);
   const bareUsd = reports.bare?.usd_total ?? 0;
   const keeperUsd = reports.keeper?.usd_total ?? null;
