@@ -33,7 +33,7 @@ export function armReport({ arm, r, totals, bare, main }: ArmInputs): ArmReport 
   const withOutput = billed + summarizer + outputCost(r);
   const sizes = r.analysis.map((a) => a.totalTokens);
   const rates = ratesAt(main.prices.rates, 0);
-  const usdSummarizer = (totals.summarizer.inputTokens * rates.input + totals.summarizer.outputTokens * rates.output) / 1e6;
+  const usdSummarizer = totals.summarizerUsd ?? (totals.summarizer.inputTokens * rates.input + totals.summarizer.outputTokens * rates.output) / 1e6;
   const usdInput = dollars(r, false);
   return {
     name: arm.name,

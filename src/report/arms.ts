@@ -21,14 +21,14 @@ export interface ArmStartOptions {
   contextWindow?: (info: KeeperRequestInfo) => number;
   /** The session model's output price in units of its input price (the size model's summary cost); default 5. */
   outputPrice?: number;
-  /** The context size the budget trigger reads (default: the raw branch, characters / 4). */
-  contextTokens?: (messages: readonly AgentMessage[]) => number;
 }
 
 /** What an arm did besides transforming contexts. */
 export interface ArmRunTotals {
   flushes: ReplayFlush[];
   summarizer: SummarizerTotals;
+  /** The summarizer's dollars as recorded (a keeper recording's); absent: its tokens at the session model's rates. */
+  summarizerUsd?: number;
 }
 
 /** One replay of one arm: the hook handed to `replaySession` and the totals afterwards. */
@@ -68,7 +68,6 @@ export function keeperArm(name: string, description: string, override: SettingsO
         config,
         summarize: replaySummarizer(options.summaries, options.outputPrice),
         ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
-        ...(options.contextTokens ? { contextTokens: options.contextTokens } : {}),
         ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
       });
       // As the live host: each body digested against the last one (only what changed is hashed), for the engine's send.

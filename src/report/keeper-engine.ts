@@ -131,12 +131,6 @@ export interface KeeperReplayDeps {
    * of every serialized request as the live host does. Must be the settings' own `cache`.
    */
   discipline?: CacheSettings;
-  /**
-   * The context size the budget trigger reads (live: Pi's usage estimate). Default: the raw
-   * branch's characters / 4; a recording made with the keeper passes Pi's own estimate, whose
-   * recorded usage is then the keeper's.
-   */
-  contextTokens?: (messages: readonly ContextMessage[]) => number;
 }
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
@@ -173,12 +167,7 @@ const newestTimestamp = (messages: readonly ContextMessage[]) =>
  * Where (if at all) the live extension would have flushed before this request went out.
  * `budget`: the engine's budget rule for this request's window (absent: the trigger is off).
  */
-export function flushPointOf(
-  messages: ContextMessage[],
-  state: KeeperReplayState,
-  budget: BudgetCheck | undefined,
-  measure: (messages: readonly ContextMessage[]) => number = (m) => tokensAddedSince(m, Number.NEGATIVE_INFINITY),
-): FlushPoint | undefined {
+export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budget: BudgetCheck | undefined): FlushPoint | undefined {
   let lastAssistant = -1;
   for (let i = messages.length - 1; i >= 0; i--) {
     if (isAssistant(messages[i])) {
@@ -194,8 +183,8 @@ export function flushPointOf(
   const last = messages[messages.length - 1];
   // Live, the budget trigger is checked at turn_end: after a turn's tool results.
   if (budget && last && isToolResult(last)) {
-    // Pi's usage estimate (by default the raw branch stands in for it): its tokens now, and those older than the last flush.
-    const contextTokens = measure(messages);
+    // The raw branch stands in for Pi's usage estimate: its tokens now, and those older than the last flush.
+    const contextTokens = tokensAddedSince(messages, Number.NEGATIVE_INFINITY);
     if (budget(contextTokens, contextTokens - tokensAddedSince(messages, state.flushedThrough))) return { reason: "budget", branch: messages };
   }
   return undefined;
@@ -299,7 +288,7 @@ export function stepKeeperReplay(
   if (!deps.config.enabled) return { state, rendered: request.messages };
   const settings = engineSettings(deps);
   const window = (deps.contextWindow ?? (() => DEFAULT_CONTEXT_WINDOW))(request.info);
-  const point = flushPointOf(request.messages, state, budgetCheckFor(settings, window), deps.contextTokens);
+  const point = flushPointOf(request.messages, state, budgetCheckFor(settings, window));
   const facts = deps.discipline ? replayCacheFacts(state, request, window) : undefined;
   let next = point ? flush(state, point, request, deps, facts) : state;
   const before = next.engine.keeper.stats.flushes;

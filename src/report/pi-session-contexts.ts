@@ -10,10 +10,8 @@
  */
 import {
   buildSessionContext,
-  calculateContextTokens,
   CURRENT_SESSION_VERSION,
   convertToLlm,
-  estimateTokens,
   migrateSessionEntries,
   type FileEntry,
   type SessionEntry,
@@ -137,20 +135,3 @@ export function toLlmMessages(messages: AgentMessage[]): Message[] {
   return convertToLlm(messages);
 }
 
-/**
- * Pi's context size for messages, as `ctx.getContextUsage()` reads it at a turn end: the last
- * answered request's recorded usage (skipping aborted and failed answers) plus the estimate of
- * the messages after it (Pi's `estimateTokens`, characters / 4). On a recording made with the
- * keeper that usage is the size of what the keeper sent: the figure its budget trigger saw.
- */
-export function piContextTokens(messages: readonly AgentMessage[]): number {
-  let tokens = 0;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i] as AssistantMessage;
-    if (m.role === "assistant" && m.stopReason !== "aborted" && m.stopReason !== "error" && m.usage && calculateContextTokens(m.usage) > 0) {
-      return tokens + calculateContextTokens(m.usage);
-    }
-    tokens += estimateTokens(messages[i]!);
-  }
-  return tokens;
-}

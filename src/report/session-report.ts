@@ -22,7 +22,7 @@ import { costModelFor, type CostModel } from "../cache/cost-model.ts";
 import type { FlatBytesMemo } from "../cache/flatten.ts";
 import type { Arm, ArmRunTotals, ArmStartOptions } from "./arms.ts";
 import { armReport, mainRef, seriesOf } from "./arm-report.ts";
-import { piContextTokens } from "./pi-session-contexts.ts";
+import { recordedKeeperRun } from "./recorded-keeper.ts";
 import { keeperRecordingOf } from "./recorded-with.ts";
 import { readRecording, replaySession, type ReplayOptions, type ReplayResult } from "./replay.ts";
 import type { ReplaySummarySource } from "./replay-summaries.ts";
@@ -207,13 +207,11 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
   const armDiagnostics: SessionDiagnostic[] = [];
   const blockBytes: FlatBytesMemo = new WeakMap();
   order.forEach((arm, armIndex) => {
-    const run = arm.start({
-      summaries: options.summaries,
-      ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
-      ...(outputPrice !== undefined ? { outputPrice } : {}),
-      // The keeper's budget trigger read Pi's estimate, whose usage a keeper recording holds.
-      ...(recordedArm === "keeper" ? { contextTokens: piContextTokens } : {}),
-    });
+    // A keeper recording's keeper arm is what it sent, rebuilt from its entries; every other arm is simulated.
+    const run =
+      recordedArm === "keeper" && arm.name === "keeper"
+        ? recordedKeeperRun(recorded, { summarizerUsd: recording.summarizerUsd, ...(outputPrice !== undefined ? { outputPrice } : {}) })
+        : arm.start({ summaries: options.summaries, ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}), ...(outputPrice !== undefined ? { outputPrice } : {}) });
     const progress = (request: number, armDone: boolean) =>
       options.onProgress?.({ arm: arm.name, armIndex, armCount: order.length, request, requests: Math.max(expected, request), armDone });
     const shared: Partial<ReplayOptions> = !first
