@@ -5,10 +5,12 @@
 //     Arguments, stdio and the exit code pass through. A SIGINT/SIGTERM/SIGHUP to this wrapper
 //     kills the replay with SIGKILL: bun runs the replay as one synchronous loop and would only
 //     see a forwarded signal at its end; it writes nothing but finished charts.
-//  2. jiti, as Pi itself loads extensions: for a package installed from the registry, where bun
-//     is absent but Pi (a peer dependency, which brings jiti) is; needs Node >= 22.19, as Pi does.
+//  2. jiti, as Pi itself loads extensions: for an installed package (`npm i -g <tarball>`, `npx -p
+//     <tarball> pi-context-keeper`), where bun is absent but Pi (a peer dependency npm installs,
+//     which brings jiti) is; needs Node >= 22.19, as Pi does.
 // Usage: pi-context-keeper report [session.jsonl ...] [--json] [--out DIR] [--arms a,b] [--no-chart]
-//        [--summaries MODE] [--strict];  pi-context-keeper --version | --help
+//        [--summaries MODE] [--strict];  pi-context-keeper report --all [--since 30d] [--json];
+//        pi-context-keeper --version | --help
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -38,12 +40,13 @@ if (bun) {
   } catch {
     createJiti = undefined;
   }
-  if (!createJiti || major < 22 || (major === 22 && minor < 19)) {
-    console.error(
-      "pi-context-keeper: cannot run the report here. In a clone, run `npm install` first (bun is a dev dependency); " +
-        "from the registry, run it with Node >= 22.19 where Pi (@earendil-works/pi-coding-agent) is installed beside it, " +
-        "e.g. `npx -p pi-context-keeper -p @earendil-works/pi-coding-agent pi-context-keeper report`.",
-    );
+  const oldNode = major < 22 || (major === 22 && minor < 19);
+  if (!createJiti || oldNode) {
+    const why = oldNode
+      ? `the report needs Node >= 22.19, as Pi does (this is Node ${process.versions.node}): run it with that Node on PATH`
+      : "Pi (@earendil-works/pi-coding-agent), which brings the TypeScript loader, is not installed beside it: " +
+        "`npm i -g <package or tarball>` installs it as a peer dependency";
+    console.error(`pi-context-keeper: cannot run the report here: ${why}. In a clone, \`npm install\` brings bun and runs it directly.`);
     process.exit(1);
   }
   // main.ts reads process.argv.slice(2), as under bun.

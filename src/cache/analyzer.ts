@@ -16,11 +16,12 @@
  * a `cacheRule`: every prefix of a request at least `minCacheableTokens` long is cached; the
  * next request reads the longest live one it starts with, counted in `stepTokens` steps; the
  * newly cached part is a write only on providers that bill writes (`writePremium`), else it is
- * uncached input. Marks are ignored.
+ * uncached input. Marks are ignored. Under either mechanism a rule with `writesReported: false`
+ * counts what would be written as uncached input (a provider whose usage shows no writes).
  * Requests with different `cacheKey`s (models) never share entries, and a model switch is no bust.
  * Pure: `stepCache` is a reducer `(state, request) => {state, analysis}`, `analyzeRun` folds it.
  */
-import { flattenRequest, type CacheLayer, type FlatBlock } from "./flatten.ts";
+import { flattenRequest, type CacheLayer, type FlatBlock, type FlatBytesMemo } from "./flatten.ts";
 import { findPairingViolations, type PairingViolation } from "./pairing.ts";
 import { cacheableLength } from "./cache-rules.ts";
 import { createPrefixHashMemo, keyedEmptyPrefix, prefixHashes, type PrefixHashMemo } from "./prefix-hash.ts";
@@ -48,6 +49,8 @@ export interface AnalyzerOptions {
   promptOverheadTokens: number;
   /** Request indices before which every cache entry is dropped (restart, prompt change). */
   invalidateBefore: ReadonlySet<number>;
+  /** Check every request's tool pairing (`pairingViolations`); false leaves the list empty (speed). Default true. */
+  pairing?: boolean;
   /**
    * Optional memo shared by the steps of a run (or several runs over the same requests):
    * block digests and per-estimator block tokens. Speed only; results are identical.
@@ -58,10 +61,12 @@ export interface AnalyzerOptions {
 export interface AnalyzerMemo {
   hashes: PrefixHashMemo;
   tokens: WeakMap<TokenEstimator, Map<string, number>>;
+  /** Canonical block bytes by block object: only for runs whose bodies are never mutated (the replay's). */
+  bytes?: FlatBytesMemo;
 }
 
-export function createAnalyzerMemo(): AnalyzerMemo {
-  return { hashes: createPrefixHashMemo(), tokens: new WeakMap() };
+export function createAnalyzerMemo(options: { bytes?: FlatBytesMemo } = {}): AnalyzerMemo {
+  return { hashes: createPrefixHashMemo(), tokens: new WeakMap(), ...(options.bytes ? { bytes: options.bytes } : {}) };
 }
 
 export const DEFAULT_ANALYZER_OPTIONS: AnalyzerOptions = {
@@ -168,7 +173,7 @@ export function stepCache(
   const o: AnalyzerOptions = { ...DEFAULT_ANALYZER_OPTIONS, ...options };
   const t = request.timestamp;
   const index = state.requestIndex;
-  const blocks = flattenRequest(request.body);
+  const blocks = flattenRequest(request.body, o.memo?.bytes);
   const hashes = prefixHashes(blocks, o.memo?.hashes, keyedEmptyPrefix(request.cacheKey));
   const blockTokens = estimateBlocks(blocks, o, request);
   const prefixTokens: number[] = [];
@@ -185,7 +190,11 @@ export function stepCache(
     rule?.mechanism === "automatic-prefix"
       ? automaticPrefixStep({ entries, hashes, prefixTokens, totalTokens, t, rule })
       : explicitMarksStep({ entries, blocks, hashes, prefixTokens, t, minCacheableTokens: rule?.minCacheableTokens ?? o.minCacheableTokens, lookbackBlocks: rule?.lookbackBlocks ?? o.lookbackBlocks });
-  const { readEnd, read, write5m, write1h, marks } = stepped;
+  const { readEnd, read, marks } = stepped;
+  // A provider that reports no writes bills the newly cached part as plain input.
+  const writesShown = rule?.writesReported !== false;
+  const write5m = writesShown ? stepped.write5m : 0;
+  const write1h = writesShown ? stepped.write1h : 0;
   const markIdx = marks.map((m) => m.blockIndex);
   const write = write5m + write1h;
   const uncached = totalTokens - read - write;
@@ -216,7 +225,7 @@ export function stepCache(
     cost: billedEquivalent({ uncached, write5m, write1h, read, output }, request.pricing ?? o.pricing),
     invalidated,
     bust,
-    pairingViolations: findPairingViolations(request.body.messages),
+    pairingViolations: o.pairing === false ? [] : findPairingViolations(request.body.messages),
   };
   const divergence = firstDivergence(state.previous, hashes, blocks);
   if (divergence) analysis.divergence = divergence;

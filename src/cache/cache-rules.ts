@@ -47,6 +47,8 @@ export interface CacheRule {
   ttlMs: { short: number; long: number };
   /** The provider bills (and reports) the newly cached part as a cache write above input price. */
   writePremium: boolean;
+  /** False: writes show in usage as plain input (set by the report when a recording shows no cache writes). Default true. */
+  writesReported?: boolean;
   /** The keeper may place its seam mark (Anthropic only). */
   seamMark: boolean;
 }

@@ -64,6 +64,23 @@ describe("fitEstimatorToUsage", () => {
     const fit = fitFeatures(features, y);
     expect(fit.estimator.blockOverheadTokens).toBe(0);
   });
+  test("little prose beside much code: the separate prose ratio is out of range, one shared ratio is fitted and said so", () => {
+    // Truth: 4 chars per token for both, C = 1200; the prose share is small and the noise (±300 tokens) swamps it.
+    const features = Array.from({ length: 24 }, (_, i): RequestFeatures => ({ blocks: 4 + 2 * i, prose: 300 + 40 * i + ((i * 37) % 11) * 60, code: 4000 * (i + 1), images: 0 }));
+    const y = features.map((f, i) => 1200 + (f.prose + f.code) / 4 + (i % 3 === 0 ? 400 : -200));
+    const fit = fitFeatures(features, y);
+    expect(fit.fitted).toBe(true);
+    expect(fit.reason).toMatch(/^one chars-per-token ratio for prose and code: the separate fit was out of range \(prose -\d/);
+    expect(fit.estimator.proseCharsPerToken).toBe(fit.estimator.codeCharsPerToken);
+    expect(Math.abs(fit.estimator.codeCharsPerToken / 4 - 1)).toBeLessThan(0.02);
+    expect(fit.promptSizeError).toBeLessThan(0.03);
+  });
+  test("no ratio in range even when shared: refused, with both figures in the reason", () => {
+    const features = Array.from({ length: 12 }, (_, i): RequestFeatures => ({ blocks: 5, prose: 100 * (i + 1), code: 200 * (i + 1), images: 0 }));
+    const fit = fitFeatures(features, features.map((f) => 500 + (f.prose + f.code) / 20));
+    expect(fit).toMatchObject({ fitted: false, estimator: DEFAULT_ESTIMATOR_OPTIONS });
+    expect(fit.reason).toMatch(/^fitted chars per token out of range \(prose .*; .* for both\)$/);
+  });
   test("the fit never predicts worse than the defaults on the data it was fitted on", () => {
     fc.assert(
       fc.property(

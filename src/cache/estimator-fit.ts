@@ -12,13 +12,15 @@
  * The least squares are ridge-regularized toward the default constants with a weight of
  * 1e-3 × Σx² per feature: negligible when the session pins a feature down, decisive when two
  * features move together (a generated session whose blocks all have one size); a feature the
- * session never shows keeps its default. A fit whose
- * ratios fall outside 1–12 chars per token, or with fewer than `minSamples` requests, is
- * refused and the defaults are used (`fitted: false`, with the reason).
+ * session never shows keeps its default. When the prose or code ratio falls outside 1–12
+ * chars per token (little prose beside much code leaves its ratio undetermined), one ratio is
+ * fitted for both (`fitted: true`, the reason says so); when that one is out of range too, or
+ * with fewer than `minSamples` requests, the fit is refused and the defaults are used
+ * (`fitted: false`, with the reason).
  * Pure: bodies and numbers in, numbers out.
  */
 import { closedCycleBoundary } from "./analyzer.ts";
-import { flattenRequest } from "./flatten.ts";
+import { flattenRequest, type FlatBlock, type FlatBytesMemo } from "./flatten.ts";
 import { blockPayload, DEFAULT_ESTIMATOR_OPTIONS, type CharRatioEstimatorOptions } from "./token-estimator.ts";
 import type { WireRequestBody } from "./wire-types.ts";
 
@@ -49,6 +51,8 @@ export interface FitOptions {
   ridge: number;
   /** Constants the ridge pulls toward (and the fallback). */
   prior: { estimator: CharRatioEstimatorOptions; promptOverheadTokens: number };
+  /** Block bytes by block object, for bodies never mutated (the replay's); speed only. */
+  bytes?: FlatBytesMemo;
 }
 
 export const DEFAULT_FIT_OPTIONS: FitOptions = {
@@ -61,7 +65,7 @@ export const DEFAULT_FIT_OPTIONS: FitOptions = {
 
 export interface EstimatorFit {
   fitted: boolean;
-  /** Why the defaults were kept (when `fitted` is false). */
+  /** Why the defaults were kept (`fitted` false), or how the fit was simplified (`fitted` true: one ratio for prose and code). */
   reason?: string;
   estimator: CharRatioEstimatorOptions;
   promptOverheadTokens: number;
@@ -72,19 +76,34 @@ export interface EstimatorFit {
   promptSizeError: number;
 }
 
-export function requestFeatures(body: WireRequestBody, closedCycleThinking: FitOptions["closedCycleThinking"], layers: FitOptions["layers"] = "all"): RequestFeatures {
-  const blocks = flattenRequest(body);
+/** A block's payload by class; flat blocks are never changed once made, so it is kept per block (a replay shares them between requests). */
+const payloads = new WeakMap<FlatBlock, Omit<RequestFeatures, "blocks">>();
+function payloadOf(b: FlatBlock): Omit<RequestFeatures, "blocks"> {
+  let sums = payloads.get(b);
+  if (!sums) {
+    sums = { prose: 0, code: 0, images: 0 };
+    for (const p of blockPayload(b)) {
+      if (p.cls === "prose") sums.prose += p.chars;
+      else if (p.cls === "code") sums.code += p.chars;
+      else sums.images++;
+    }
+    payloads.set(b, sums);
+  }
+  return sums;
+}
+
+export function requestFeatures(body: WireRequestBody, closedCycleThinking: FitOptions["closedCycleThinking"], layers: FitOptions["layers"] = "all", bytes?: FlatBytesMemo): RequestFeatures {
+  const blocks = flattenRequest(body, bytes);
   const boundary = closedCycleThinking === "dropped" ? closedCycleBoundary(blocks) : -1;
   const f: RequestFeatures = { blocks: 0, prose: 0, code: 0, images: 0 };
   for (const b of blocks) {
     if (layers === "messages" && b.layer !== "messages") continue;
     if ((b.type === "thinking" || b.type === "redacted_thinking") && b.messageIndex < boundary) continue;
     f.blocks++;
-    for (const p of blockPayload(b)) {
-      if (p.cls === "prose") f.prose += p.chars;
-      else if (p.cls === "code") f.code += p.chars;
-      else f.images++;
-    }
+    const p = payloadOf(b);
+    f.prose += p.prose;
+    f.code += p.code;
+    f.images += p.images;
   }
   return f;
 }
@@ -147,23 +166,44 @@ export function fitFeatures(features: readonly RequestFeatures[], recorded: read
   });
   if (features.length < o.minSamples) return fallback(`${features.length} billed requests; a fit needs ${o.minSamples}`);
   const y = recorded.map((r, i) => r - prior.estimator.imageTokens * features[i].images);
-  let [c, a, p, q] = solve(features, y, o, [0, 1, 2, 3]);
-  // A negative per-block overhead is not a cost: refit with none.
-  if (a < 0) [c, a, p, q] = solve(features, y, o, [0, 2, 3]);
+  const separate = fitColumns(features, y, o, "separate");
   const ratioOk = (x: number) => x > 1 / 12 && x < 1;
-  if (!ratioOk(p) || !ratioOk(q)) return fallback(`fitted chars per token out of range (prose ${(1 / p).toFixed(2)}, code ${(1 / q).toFixed(2)})`);
+  let [c, a, p, q] = separate;
+  let note: string | undefined;
+  if (!ratioOk(p) || !ratioOk(q)) {
+    // Prose and code moved together (or one is too small a share to pin down): one ratio for both.
+    const split = `prose ${(1 / p).toFixed(2)}, code ${(1 / q).toFixed(2)}`;
+    [c, a, p, q] = fitColumns(features, y, o, "shared");
+    if (!ratioOk(p)) return fallback(`fitted chars per token out of range (${split}; ${(1 / p).toFixed(2)} for both)`);
+    note = `one chars-per-token ratio for prose and code: the separate fit was out of range (${split})`;
+  }
   if (!(a >= 0 && a <= 200)) return fallback(`fitted block overhead out of range (${a.toFixed(1)} tokens)`);
   const estimator: CharRatioEstimatorOptions = { ...prior.estimator, proseCharsPerToken: 1 / p, codeCharsPerToken: 1 / q, blockOverheadTokens: a };
   const overhead = Math.max(0, c);
-  return { fitted: true, estimator, promptOverheadTokens: overhead, samples: features.length, ...scoreFit(features, recorded, estimator, overhead) };
+  return { fitted: true, ...(note ? { reason: note } : {}), estimator, promptOverheadTokens: overhead, samples: features.length, ...scoreFit(features, recorded, estimator, overhead) };
 }
 
-/** Ridge fit of the chosen columns of [1, blocks, prose, code]; the others are 0. */
+/**
+ * [C, a, p, q] fitted with prose and code apart ("separate") or as one payload ("shared",
+ * p = q); a negative per-block overhead is not a cost, so it is refitted with none.
+ */
+function fitColumns(features: readonly RequestFeatures[], y: readonly number[], o: FitOptions, ratios: "separate" | "shared"): [number, number, number, number] {
+  const columns = ratios === "separate" ? [0, 1, 2, 3] : [0, 1, 4];
+  let out = solve(features, y, o, columns);
+  if (out[1] < 0) out = solve(features, y, o, columns.filter((j) => j !== 1));
+  return out;
+}
+
+/**
+ * Ridge fit of the chosen columns of [1, blocks, prose, code, prose + code]; the others are 0.
+ * Column 4 (one ratio for both payloads) is returned as both p and q.
+ */
 function solve(features: readonly RequestFeatures[], y: readonly number[], o: FitOptions, columns: readonly number[]): [number, number, number, number] {
   const e = o.prior.estimator;
-  const all = (f: RequestFeatures) => [1, f.blocks, f.prose, f.code];
+  const all = (f: RequestFeatures) => [1, f.blocks, f.prose, f.code, f.prose + f.code];
   const rows = features.map((f) => columns.map((j) => all(f)[j]));
-  const beta0All = [o.prior.promptOverheadTokens, e.blockOverheadTokens, 1 / e.proseCharsPerToken, 1 / e.codeCharsPerToken];
+  const shared = 2 / (e.proseCharsPerToken + e.codeCharsPerToken);
+  const beta0All = [o.prior.promptOverheadTokens, e.blockOverheadTokens, 1 / e.proseCharsPerToken, 1 / e.codeCharsPerToken, shared];
   // A feature the session never shows (no code at all) keeps its prior value.
   const lambda = columns.map((_, k) => {
     if (columns[k] === 0) return 0;
@@ -172,7 +212,10 @@ function solve(features: readonly RequestFeatures[], y: readonly number[], o: Fi
   });
   const beta = ridgeLeastSquares(rows, y, lambda, columns.map((j) => beta0All[j]));
   const out: [number, number, number, number] = [0, 0, 0, 0];
-  columns.forEach((j, k) => (out[j] = beta[k]));
+  columns.forEach((j, k) => {
+    if (j === 4) out[2] = out[3] = beta[k];
+    else out[j] = beta[k];
+  });
   return out;
 }
 
@@ -180,7 +223,7 @@ export function fitEstimatorToUsage(samples: readonly FitSample[], options: Part
   const closed = options.closedCycleThinking ?? DEFAULT_FIT_OPTIONS.closedCycleThinking;
   const layers = options.layers ?? DEFAULT_FIT_OPTIONS.layers;
   return fitFeatures(
-    samples.map((s) => requestFeatures(s.body, closed, layers)),
+    samples.map((s) => requestFeatures(s.body, closed, layers, options.bytes)),
     samples.map((s) => s.recordedPrompt),
     options,
   );

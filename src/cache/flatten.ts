@@ -37,25 +37,39 @@ function withoutMark(block: Record<string, unknown>): Record<string, unknown> {
 }
 
 
+/**
+ * Canonical bytes by block object, for callers whose block objects are never changed once
+ * built (the replay's serializer shares them between requests): each block is serialized once.
+ */
+export type FlatBytesMemo = WeakMap<object, { header: string; bytes: string; flat: FlatBlock }>;
+
 function flatBlock(
   layer: CacheLayer,
   role: FlatBlock["role"],
   messageIndex: number,
   blockIndex: number,
   block: Record<string, unknown>,
+  memo: FlatBytesMemo | undefined,
 ): FlatBlock {
   const mark = block.cache_control as WireCacheControl | undefined;
   const header = `${layer}|${role}|${blockIndex === 0 ? "start" : "cont"}|`;
-  return {
+  // The very same string for the same block and header (maps keyed by it then hash it once), the
+  // very same flat block at the same place.
+  const known = memo?.get(block);
+  if (known && known.header === header && known.flat.messageIndex === messageIndex && known.flat.blockIndex === blockIndex && known.flat.mark === mark) return known.flat;
+  const bytes = known && known.header === header ? known.bytes : header + JSON.stringify(withoutMark(block));
+  const flat: FlatBlock = {
     layer,
     messageIndex,
     blockIndex,
     role,
     type: layer === "tools" ? "tool" : String(block.type ?? "unknown"),
     block,
-    bytes: header + JSON.stringify(withoutMark(block)),
+    bytes,
     ...(mark ? { mark } : {}),
   };
+  memo?.set(block, { header, bytes, flat });
+  return flat;
 }
 
 /**
@@ -71,16 +85,20 @@ export function messageBlocks(message: WireMessage): unknown[] {
   return Object.keys(fields).length > 0 ? [...blocks, { type: "message_fields", ...fields }] : blocks;
 }
 
-export function flattenRequest(body: WireRequestBody): FlatBlock[] {
+/** `memo`: only for bodies whose block objects are never mutated after this call (see `FlatBytesMemo`). */
+export function flattenRequest(body: WireRequestBody, memo?: FlatBytesMemo): FlatBlock[] {
   const out: FlatBlock[] = [];
-  (body.tools ?? []).forEach((tool, i) => out.push(flatBlock("tools", "tool", -1, i, tool as Record<string, unknown>)));
+  (body.tools ?? []).forEach((tool, i) => out.push(flatBlock("tools", "tool", -1, i, tool as Record<string, unknown>, memo)));
   if (typeof body.system === "string") {
-    if (body.system.length > 0) out.push(flatBlock("system", "system", -1, 0, { type: "text", text: body.system }));
+    if (body.system.length > 0) out.push(flatBlock("system", "system", -1, 0, { type: "text", text: body.system }, undefined));
   } else {
-    (body.system ?? []).forEach((b, i) => out.push(flatBlock("system", "system", -1, i, b as unknown as Record<string, unknown>)));
+    (body.system ?? []).forEach((b, i) => out.push(flatBlock("system", "system", -1, i, b as unknown as Record<string, unknown>, memo)));
   }
   body.messages.forEach((message, mi) => {
-    messageBlocks(message).forEach((b, bi) => out.push(flatBlock("messages", message.role, mi, bi, b as Record<string, unknown>)));
+    // Only the message's own content blocks come first and are its objects; blocks made by
+    // messageBlocks (string content, the message's fields) are new each call: no memo for them.
+    const own = Array.isArray(message.content) ? message.content.length : 0;
+    messageBlocks(message).forEach((b, bi) => out.push(flatBlock("messages", message.role, mi, bi, b as Record<string, unknown>, bi < own ? memo : undefined)));
   });
   return out;
 }

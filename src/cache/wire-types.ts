@@ -125,4 +125,6 @@ export interface RequestCacheRule {
   /** Lifetime of an entry written or read by this request (automatic prefix caching). */
   ttlMs: number;
   writePremium: boolean;
+  /** False: the provider reports the newly cached part as plain input, not as a cache write (a recording without writes shows it). Default true. */
+  writesReported?: boolean;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Message, SystemMessage } from "@earendil-works/pi-ai";
+import { flattenRequest, type FlatBytesMemo } from "../cache/flatten.ts";
 import { serializeForAnthropic } from "./anthropic-wire.ts";
 import { assistant, call, result, text, thinking, user } from "../../test/support/message-factory.ts";
 
@@ -73,5 +74,29 @@ describe("serializeForAnthropic", () => {
     expect(body.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
     expect((body.messages[1].content as Array<{ id?: string }>)[0].id).toBe("call_1_x");
     expect((body.messages[2].content as Array<{ tool_use_id?: string }>)[0].tool_use_id).toBe("call_1_x");
+  });
+});
+
+describe("blocks shared between bodies (each built once per source block)", () => {
+  test("the same source block gives the same wire block in every body; a mark goes on a copy, never on the shared block", () => {
+    const history: Message[] = [user("go", 1), assistant([call("a", "read")], 2), result("a", "read", "A".repeat(500), 3)];
+    const first = serializeForAnthropic(history, { model });
+    const later = serializeForAnthropic([...history, assistant([text("done")], 4), user("next", 5)], { model });
+    const resultBlock = (b: typeof first) => (b.messages[2]!.content as Array<Record<string, unknown>>)[0]!;
+    // In the first body the tool result is the last block: marked, on a copy.
+    expect(resultBlock(first).cache_control).toEqual(MARK);
+    expect(resultBlock(later).cache_control).toBeUndefined();
+    expect(resultBlock(later)).not.toBe(resultBlock(first));
+    expect(serializeForAnthropic([...history, user("x", 6)], { model }).messages[2]!.content).toEqual(later.messages[2]!.content);
+    expect((serializeForAnthropic([...history, user("x", 6)], { model }).messages[2]!.content as unknown[])[0]).toBe((later.messages[2]!.content as unknown[])[0]);
+    expect((later.messages[1]!.content as unknown[])[0]).toBe((first.messages[1]!.content as unknown[])[0]);
+  });
+  test("flattening with the bytes memo gives the very bytes flattening without it gives", () => {
+    const history: Message[] = [user("go", 1), assistant([thinking("hm", "sig"), call("a", "read")], 2), result("a", "read", 'x "quoted"\n', 3), user("more", 4)];
+    const memo: FlatBytesMemo = new WeakMap();
+    for (const n of [2, 3, 4, 4]) {
+      const body = serializeForAnthropic(history.slice(0, n), { model });
+      expect(flattenRequest(body, memo).map((b) => b.bytes)).toEqual(flattenRequest(body).map((b) => b.bytes));
+    }
   });
 });

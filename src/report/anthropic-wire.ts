@@ -15,6 +15,11 @@
  * Recorded sessions made before Pi persisted its prompt carry no system message: pass
  * `unknownPrompt` and the tools and system become one placeholder tool and one placeholder
  * system block of the given sizes (the real prompt is unknown; its size is fitted).
+ *
+ * A message's wire blocks are built once per source block (a replay serializes the same
+ * history for every request and every arm) and shared between the bodies: nothing may change
+ * a block of a returned body in place (the last block's mark is set on a copy), which lets the
+ * analyzer serialize each block once (`FlatBytesMemo`).
  */
 import type { ImageContent, Message, SystemMessage, TextContent, Tool } from "@earendil-works/pi-ai";
 import type {
@@ -69,9 +74,23 @@ function systemUpdateText(m: SystemMessage): string {
   return parts.join("\n\n");
 }
 
+const convertedTools = new WeakMap<Tool, WireTool>();
 function convertTool(tool: Tool): WireTool {
-  const schema = (tool.parameters ?? {}) as { properties?: unknown; required?: unknown };
-  return { name: tool.name, description: tool.description, input_schema: { type: "object", properties: schema.properties ?? {}, required: schema.required ?? [] } };
+  let wire = convertedTools.get(tool);
+  if (!wire) {
+    const schema = (tool.parameters ?? {}) as { properties?: unknown; required?: unknown };
+    wire = { name: tool.name, description: tool.description, input_schema: { type: "object", properties: schema.properties ?? {}, required: schema.required ?? [] } };
+    convertedTools.set(tool, wire);
+  }
+  return wire;
+}
+
+/** Wire blocks by the source object they were converted from (content blocks, tool results). */
+const converted = new WeakMap<object, WireContentBlock>();
+function once<T extends object>(source: T, make: (source: T) => WireContentBlock): WireContentBlock {
+  let block = converted.get(source);
+  if (!block) converted.set(source, (block = make(source)));
+  return block;
 }
 
 function convertMessages(transcript: readonly Message[]): WireMessage[] {
@@ -88,20 +107,20 @@ function convertMessages(transcript: readonly Message[]): WireMessage[] {
         continue;
       }
       const blocks = msg.content
-        .map((c): WireContentBlock => (c.type === "text" ? { type: "text", text: sanitize(c.text) } : imageBlock(c)))
+        .map((c): WireContentBlock => once(c, (x) => (x.type === "text" ? { type: "text", text: sanitize(x.text) } : imageBlock(x))))
         .filter((b) => b.type !== "text" || b.text.trim().length > 0);
       if (blocks.length > 0) out.push({ role: "user", content: blocks });
     } else if (msg.role === "assistant") {
       const blocks: WireContentBlock[] = [];
       for (const b of msg.content) {
         if (b.type === "text") {
-          if (b.text.trim().length > 0) blocks.push({ type: "text", text: sanitize(b.text) });
+          if (b.text.trim().length > 0) blocks.push(once(b, (x) => ({ type: "text", text: sanitize(x.text) })));
         } else if (b.type === "thinking") {
-          if (b.redacted) blocks.push({ type: "redacted_thinking", data: b.thinkingSignature ?? "" });
-          else if (b.thinkingSignature && b.thinkingSignature.trim().length > 0) blocks.push({ type: "thinking", thinking: sanitize(b.thinking), signature: b.thinkingSignature });
-          else if (b.thinking.trim().length > 0) blocks.push({ type: "text", text: sanitize(b.thinking) });
+          if (b.redacted) blocks.push(once(b, (x) => ({ type: "redacted_thinking", data: x.thinkingSignature ?? "" })));
+          else if (b.thinkingSignature && b.thinkingSignature.trim().length > 0) blocks.push(once(b, (x) => ({ type: "thinking", thinking: sanitize(x.thinking), signature: x.thinkingSignature! })));
+          else if (b.thinking.trim().length > 0) blocks.push(once(b, (x) => ({ type: "text", text: sanitize(x.thinking) })));
         } else if (b.type === "toolCall") {
-          blocks.push({ type: "tool_use", id: b.id, name: b.name, input: b.arguments ?? {} });
+          blocks.push(once(b, (x) => ({ type: "tool_use", id: x.id, name: x.name, input: x.arguments ?? {} })));
         }
       }
       if (blocks.length === 0) continue;
@@ -111,7 +130,7 @@ function convertMessages(transcript: readonly Message[]): WireMessage[] {
       const results: WireContentBlock[] = [];
       while (i < transcript.length && transcript[i].role === "toolResult") {
         const r = transcript[i] as Extract<Message, { role: "toolResult" }>;
-        results.push({ type: "tool_result", tool_use_id: r.toolCallId, content: toolResultContent(r.content), is_error: r.isError });
+        results.push(once(r, (x) => ({ type: "tool_result", tool_use_id: x.toolCallId, content: toolResultContent(x.content), is_error: x.isError })));
         i++;
       }
       i--;
@@ -129,8 +148,10 @@ function markLastMessage(messages: WireMessage[], mark: WireCacheControl): void 
     last.content = [{ type: "text", text: last.content, cache_control: mark }];
     return;
   }
-  const block = last.content[last.content.length - 1] as WireContentBlock | undefined;
-  if (block && (block.type === "text" || block.type === "image" || block.type === "tool_result")) block.cache_control = mark;
+  const at = last.content.length - 1;
+  const block = last.content[at] as WireContentBlock | undefined;
+  // A copy: the block itself may be shared with other requests' bodies.
+  if (block && (block.type === "text" || block.type === "image" || block.type === "tool_result")) last.content[at] = { ...block, cache_control: mark };
 }
 
 export function serializeForAnthropic(messages: readonly Message[], options: WireSerializeOptions): WireRequestBody {

@@ -6,7 +6,9 @@
  * feature's contribution.
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { digestBody, type BodyDigest } from "../cache/body-digest.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
+import { messagePrefixesOf } from "../discipline/seam-placement.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { applySettingsOverride, keeperReplayConfig, type KeeperReplayConfig, type SettingsOverride } from "./keeper-config.ts";
@@ -25,6 +27,8 @@ export interface ArmStartOptions {
 export interface ArmRunTotals {
   flushes: ReplayFlush[];
   summarizer: SummarizerTotals;
+  /** The summarizer's dollars as recorded (a keeper recording's); absent: its tokens at the session model's rates. */
+  summarizerUsd?: number;
 }
 
 /** One replay of one arm: the hook handed to `replaySession` and the totals afterwards. */
@@ -66,9 +70,14 @@ export function keeperArm(name: string, description: string, override: SettingsO
         ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
         ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
       });
+      // As the live host: each body digested against the last one (only what changed is hashed), for the engine's send.
+      let digest: BodyDigest | undefined;
       return {
         transformContext: (messages, requestIndex, info) => engine.transformContext(messages, requestIndex, info),
-        transformBody: (body, requestIndex, info) => engine.transformBody(body, requestIndex, info),
+        transformBody: (body, requestIndex, info) => {
+          digest = digestBody(body, digest);
+          return engine.transformBody(body, requestIndex, info, { messagePrefixes: messagePrefixesOf(body, digest.fingerprint), flat: digest.blocks, flatTokens: digest.tokens });
+        },
         totals: () => ({ flushes: engine.state().flushes, summarizer: engine.state().summarizer }),
       };
     },

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { calibrate, findExternalInvalidations } from "./calibration.ts";
+import { calibrate, findExternalInvalidations, findExternalInvalidationsAgainstReplay } from "./calibration.ts";
 
 describe("calibrate", () => {
   test("total error = Σ|Δ| over the three series / Σ recorded", () => {
@@ -40,5 +40,17 @@ describe("findExternalInvalidations", () => {
   test("a request's own TTL wins over the option; a model switch is never flagged", () => {
     const reqs = [r(0, 3, 0, 10_000), { ...r(400_000, 3, 0, 10_600), ttlMs: 600_000 }, { ...r(410_000, 3, 0, 10_600), cacheKey: "other" }];
     expect(findExternalInvalidations(reqs)).toEqual([1]);
+  });
+});
+
+describe("findExternalInvalidationsAgainstReplay (a recording made with the keeper)", () => {
+  const r = (timestamp: number, cacheRead: number, cacheKey = "m") => ({ timestamp, recorded: { input: 10, cacheRead, cacheWrite: 500 }, ttlMs: 300_000, cacheKey });
+  test("a low read the replay also shows (the keeper's own rewrite) is not flagged; one the replay could have read is", () => {
+    const reqs = [r(0, 0), r(10_000, 9_000), r(20_000, 1_000), r(30_000, 1_000), r(400_000, 0), r(410_000, 0, "other")];
+    const replayed = [{ read: 0 }, { read: 9_100 }, { read: 1_200 }, { read: 9_500 }, { read: 9_600 }, { read: 9_700 }];
+    // 2: the replay rewrote too; 3: it could read 9,500 → flagged; 4: past the TTL; 5: another model.
+    expect(findExternalInvalidationsAgainstReplay(reqs, replayed)).toEqual([3]);
+    // The rule for bare recordings flags the keeper's own rewrite at 2 and misses 3.
+    expect(findExternalInvalidations(reqs)).toEqual([2]);
   });
 });

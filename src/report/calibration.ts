@@ -70,26 +70,49 @@ export interface ExternalInvalidationOptions {
 
 export const DEFAULT_EXTERNAL_INVALIDATION: ExternalInvalidationOptions = { minReadFraction: 0.5, ttlMs: 5 * 60 * 1000 };
 
+type TimedUsage = { timestamp: number; recorded: RecordedUsage; ttlMs?: number; cacheKey?: string };
+
 /**
- * Indices of requests whose recorded cache read falls far below the previous request's
- * prompt (same model) although the gap is within the TTL: the cache was invalidated by something the
- * transcript does not show (restart, system prompt or tool change, thinking setting).
+ * Requests that, within the TTL and on the same model (cache key) as the request before them,
+ * read less than `minReadFraction` of what they could have read (`expected`). A switch to
+ * another model reads another cache: a low read there is expected. A request's own cache
+ * lifetime (its provider's rule) is used when given, else the option's.
  */
-export function findExternalInvalidations(
-  requests: ReadonlyArray<{ timestamp: number; recorded: RecordedUsage; ttlMs?: number; cacheKey?: string }>,
-  options: Partial<ExternalInvalidationOptions> = {},
-): number[] {
+function lowReads(requests: readonly TimedUsage[], options: Partial<ExternalInvalidationOptions>, expected: (i: number) => number): number[] {
   const o = { ...DEFAULT_EXTERNAL_INVALIDATION, ...options };
   const out: number[] = [];
   for (let i = 1; i < requests.length; i++) {
     const prev = requests[i - 1];
     const cur = requests[i];
-    // A switch to another model reads another cache: a low read there is expected.
-    if (prev.cacheKey !== cur.cacheKey) continue;
-    const prevPrompt = prev.recorded.input + prev.recorded.cacheRead + prev.recorded.cacheWrite;
-    const gap = cur.timestamp - prev.timestamp;
-    // The request's own cache lifetime (its provider's rule) when given, else the option.
-    if (gap <= (cur.ttlMs ?? o.ttlMs) && cur.recorded.cacheRead < o.minReadFraction * prevPrompt) out.push(i);
+    if (prev.cacheKey !== cur.cacheKey || cur.timestamp - prev.timestamp > (cur.ttlMs ?? o.ttlMs)) continue;
+    if (cur.recorded.cacheRead < o.minReadFraction * expected(i)) out.push(i);
   }
   return out;
+}
+
+/**
+ * Indices of requests whose recorded cache read falls far below the previous request's
+ * prompt (same model) although the gap is within the TTL: the cache was invalidated by something the
+ * transcript does not show (restart, system prompt or tool change, thinking setting).
+ */
+export function findExternalInvalidations(requests: readonly TimedUsage[], options: Partial<ExternalInvalidationOptions> = {}): number[] {
+  return lowReads(requests, options, (i) => {
+    const prev = requests[i - 1]!.recorded;
+    return prev.input + prev.cacheRead + prev.cacheWrite;
+  });
+}
+
+/**
+ * External invalidations of a recording made with this extension: its recorded usage is the
+ * keeper's own, whose history rewrites lose cache by design, so a low read alone proves
+ * nothing. A request is flagged when the provider read less than `minReadFraction` of what the
+ * replay of the keeper's requests (TTL expiry the only invalidation) says it could read: the
+ * cache was lost to something the replay does not see.
+ */
+export function findExternalInvalidationsAgainstReplay(
+  requests: readonly TimedUsage[],
+  replayed: ReadonlyArray<{ read: number }>,
+  options: Partial<ExternalInvalidationOptions> = {},
+): number[] {
+  return lowReads(requests, options, (i) => replayed[i]?.read ?? 0);
 }

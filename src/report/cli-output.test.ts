@@ -4,7 +4,7 @@ import { parseArgs } from "./cli/args.ts";
 import { outDirProblem } from "./cli/locations.ts";
 import { createProgress, progressBar } from "./progress.ts";
 import type { ArmReport, SessionReport } from "./session-report.ts";
-import { compactNumber, sessionTable, totalsOverSessions } from "./table.ts";
+import { compactNumber, moneyLine, sessionTable, totalsOverSessions } from "./table.ts";
 
 describe("arguments", () => {
   test("report with files and options", () => {
@@ -17,13 +17,20 @@ describe("arguments", () => {
       chart: false,
       summaries: "size-model",
       strict: false,
+      all: false,
+      since: undefined,
     });
     expect(parseArgs(["report", "--strict"])).toMatchObject({ command: "report", strict: true });
+    expect(parseArgs(["report", "--all", "--since", "30d", "--json"])).toMatchObject({ command: "report", all: true, since: "30d", json: true, files: [] });
+    expect(parseArgs(["report", "--all", "--since=2025-11-01"])).toMatchObject({ all: true, since: "2025-11-01" });
   });
   test("errors and help", () => {
     expect(parseArgs(["report", "--out"]).command).toBe("error");
     expect(parseArgs(["report", "--summaries", "llm"]).command).toBe("error");
     expect(parseArgs(["report", "-x"]).command).toBe("error");
+    expect(parseArgs(["report", "--since", "30d"])).toEqual({ command: "error", message: "--since goes with --all (every session in the Pi sessions folder)" });
+    expect(parseArgs(["report", "--all", "--since"])).toMatchObject({ command: "error", message: expect.stringContaining("--since needs a value") });
+    expect(parseArgs(["report", "--all", "s.jsonl"])).toEqual({ command: "error", message: "--all reports every session in the Pi sessions folder; it takes no files (got s.jsonl)" });
     expect(parseArgs([]).command).toBe("help");
     expect(parseArgs(["report", "--help"]).command).toBe("help");
     for (const v of [["--version"], ["-V"], ["version"], ["report", "a.jsonl", "--version"]]) expect(parseArgs(v).command).toBe("version");
@@ -91,7 +98,9 @@ const session = (prompts: number, arms: ArmReport[]): SessionReport => ({
   user_prompts: prompts,
   model: "m",
   closed_cycle_thinking: "dropped",
+  recorded_with: "bare",
   calibration: {
+    arm: "bare",
     total_error: 0.01,
     prompt_size_error: 0,
     total_error_ttl_only: 0.05,
@@ -100,7 +109,7 @@ const session = (prompts: number, arms: ArmReport[]): SessionReport => ({
   },
   external_invalidations: 0,
   models: [{ provider: "openai", api: "openai-responses", model: "gpt-5.5", requests: 10, cache_rule: "OpenAI: automatic prefix caching", prices: { input: 5, output: 30, cache_read: 0.5, cache_write: 0 }, price_source: "pi-ai registry", total_error: 0.01, estimator: "family fit" }],
-  money: { session_usd: 12.5, keeper_usd: 6.25, recorded_usd: 12.4 },
+  money: { paid_usd: 12.4, bare_usd: 12.5, keeper_usd: 6.25, replayed_paid_usd: 12.5, saved_usd: 12.4 - 6.25 },
   skipped: { unbilled: 0 },
   diagnostics: [],
   arms: Object.fromEntries(arms.map((a) => [a.name, a])),
@@ -121,13 +130,25 @@ describe("tables", () => {
   });
   test("a session table has a row per arm and the calibration error as a percentage", () => {
     const s = sessionTable(session(4, [arm("bare", {}), arm("keeper", { ratio_to_bare: 0.5123 })]));
-    expect(s).toContain("calibration error 1.0% (simulated vs recorded cache usage, in-sample: estimator fitted to this session)");
+    expect(s).toContain("calibration error 1.0% (the replay vs the recorded cache usage, in-sample: estimator fitted to this session)");
     expect(s).toContain("2.0% cross-validated");
     expect(s).toContain("5.0% with TTL expiry as the only invalidation");
-    expect(s).toContain("this session: $12.50; with the keeper: $6.25");
+    expect(s).toContain("you paid $12.40; with the keeper ≈ $6.25 (≈ $6.15 saved, 50%); the replay of what you paid: $12.50");
     expect(s).toContain("gpt-5.5 (10 req; OpenAI: automatic prefix caching; $5/$30 in/out, read $0.5 per M, pi-ai registry)");
     expect(s).toMatch(/^keeper\s.*0\.512/m);
     expect(compactNumber(1_234_567)).toBe("1.23M");
     expect(compactNumber(45_678)).toBe("45.7k");
+  });
+});
+
+describe("money line", () => {
+  test("a keeper recording: what was paid, and bare Pi as the counterfactual", () => {
+    const money = { paid_usd: 0.6, bare_usd: 0.9, keeper_usd: 0.61, replayed_paid_usd: 0.61, saved_usd: 0.3 };
+    expect(moneyLine({ recorded_with: "keeper", money })).toBe("you paid $0.60 (recorded with the keeper); without the keeper ≈ $0.90 (≈ $0.30 saved, 33%)");
+  });
+  test("a recording of bare Pi: what was paid, and the keeper as the counterfactual; a loss says so", () => {
+    expect(moneyLine({ recorded_with: "bare", money: { paid_usd: 1, bare_usd: 1.01, keeper_usd: 0.6, replayed_paid_usd: 1.01, saved_usd: 0.4 } })).toBe("you paid $1.00; with the keeper ≈ $0.60 (≈ $0.40 saved, 40%)");
+    expect(moneyLine({ recorded_with: "bare", money: { paid_usd: 1, bare_usd: 1, keeper_usd: 1.2, replayed_paid_usd: 1, saved_usd: -0.2 } })).toBe("you paid $1.00; with the keeper ≈ $1.20 (≈ $0.20 more)");
+    expect(moneyLine({ recorded_with: "bare", money: { paid_usd: 1, bare_usd: 1, keeper_usd: null, replayed_paid_usd: 1, saved_usd: null } })).toBe("you paid $1.00");
   });
 });

@@ -44,7 +44,7 @@ import { type ContextMessage, isAssistant, isToolResult, isUser, timestampOf } f
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
-import { cacheFacts } from "../engine/cache-ledger.ts";
+import { cacheFacts, type LedgerSendInput } from "../engine/cache-ledger.ts";
 import type { CacheSettings, DisciplineFacts } from "../engine/decide.ts";
 import { keeperRender } from "../engine/render.ts";
 import { effectOf, initialEngineState, step, type EngineState } from "../engine/index.ts";
@@ -325,19 +325,24 @@ export function stepKeeperSeam(
   body: WireRequestBody,
   info: KeeperRequestInfo,
   deps: Pick<KeeperReplayDeps, "config" | "discipline">,
+  /** The body's digest, as the live host passes it (`digestBody`: its prefixes, blocks and token estimates). */
+  digest?: SendDigest,
 ): { state: KeeperReplayState; body: WireRequestBody } {
   if (!deps.config.enabled) return { state, body };
   const settings = engineSettings(deps);
-  const out = step(state.engine, { type: "before-request", body, key: keyOf(state, info), warmPing: false, settings, model: { api: info.api, id: info.model } });
+  const out = step(state.engine, { type: "before-request", body, key: keyOf(state, info), warmPing: false, settings, model: { api: info.api, id: info.model }, ...digest });
   return { state: { ...state, engine: out.state }, body: out.request?.body ?? body };
 }
 
 /** The replay hooks (`transformContext`, `transformBody`) over the reducers. */
 export interface KeeperReplayEngine {
   transformContext(messages: ContextMessage[], requestIndex: number, info: KeeperRequestInfo): ContextMessage[];
-  transformBody(body: WireRequestBody, requestIndex: number, info: KeeperRequestInfo): WireRequestBody;
+  transformBody(body: WireRequestBody, requestIndex: number, info: KeeperRequestInfo, digest?: SendDigest): WireRequestBody;
   state(): KeeperReplayState;
 }
+
+/** What the host hands the engine's send beside the body (speed only: the same results without). */
+export type SendDigest = Pick<LedgerSendInput, "messagePrefixes" | "flat" | "flatTokens">;
 
 export function createKeeperReplayEngine(deps: KeeperReplayDeps): KeeperReplayEngine {
   let state = initialKeeperReplayState();
@@ -347,8 +352,8 @@ export function createKeeperReplayEngine(deps: KeeperReplayDeps): KeeperReplayEn
       state = step.state;
       return step.rendered;
     },
-    transformBody(body, _requestIndex, info) {
-      const step = stepKeeperSeam(state, body, info, deps);
+    transformBody(body, _requestIndex, info, digest) {
+      const step = stepKeeperSeam(state, body, info, deps, digest);
       state = step.state;
       return step.body;
     },

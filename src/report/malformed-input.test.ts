@@ -32,6 +32,40 @@ describe("malformed session files", () => {
     expect(r.requests[0].line).toBe(3);
   });
 
+  test("two complete records glued on one line (a lost line break): both read, said once", () => {
+    const file = write("glued.jsonl", [header, u1, a1 + u2, a2].join("\n"));
+    const r = replaySession({ file });
+    expect(r.diagnostics).toEqual([{ file, line: 3, message: "2 JSON records on one line (a missing line break); all read" }]);
+    expect(r.requests).toHaveLength(2);
+    expect(r.requests.map((q) => q.body.messages.length)).toEqual([1, 3]);
+  });
+
+  test("glued records whose braces and quotes sit inside strings still split where the records end", () => {
+    const tricky = msg("u2", "a1", { role: "user", content: 'a "quoted} {brace" and \\ backslash \\"}{', timestamp: 3000 });
+    const parsed = parseSessionText([header, u1, a1 + "  " + tricky, a2].join("\n"), "f");
+    expect(parsed.entries.map((e) => e.id)).toEqual(["s1", "u1", "a1", "u2", "a2"]);
+    expect(parsed.entries[3]!.message).toMatchObject({ content: 'a "quoted} {brace" and \\ backslash \\"}{' });
+    expect(parsed.lineOf).toEqual([1, 2, 3, 3, 4]);
+  });
+
+  test("a complete record glued to a truncated last one: the complete one read, the truncation still named", () => {
+    const file = write("glued-truncated.jsonl", [header, u1, a1, u2 + a2.slice(0, 50)].join("\n"));
+    const r = replaySession({ file });
+    expect(r.diagnostics).toEqual([{ file, line: 4, message: "1 complete JSON record read; the rest of the line is not valid JSON (truncated last line?), skipped" }]);
+    expect(r.requests).toHaveLength(1);
+  });
+
+  test("a truncated record with a complete one appended to the same line: the complete one read", () => {
+    const file = write("truncated-then-more.jsonl", [header, u1, a1.slice(0, 60) + u2, a2].join("\n"));
+    const r = replaySession({ file });
+    // a1 is lost, so u2's parent is missing: the second request cannot be rebuilt (and says so).
+    expect(r.diagnostics.map((d) => [d.line, d.message])).toEqual([
+      [3, "a truncated record followed by 1 complete one on one line: the truncated part skipped, the rest read"],
+      [4, '1 recorded request descends from entry "a1", which is not in the file (unreadable line?); context cannot be rebuilt, skipped'],
+    ]);
+    expect(parseSessionText([header, u1, a1.slice(0, 60) + u2, a2].join("\n"), "f").entries.map((e) => e.id)).toEqual(["s1", "u1", "u2", "a2"]);
+  });
+
   test("unknown entry type: reported, kept in the chain, both requests replay", () => {
     const odd = line({ type: "telemetry_blob", id: "t1", parentId: "a1", timestamp: "x" });
     const u2b = msg("u2", "t1", { role: "user", content: "second", timestamp: 3000 });

@@ -10,6 +10,7 @@
  */
 import {
   buildSessionContext,
+  CURRENT_SESSION_VERSION,
   convertToLlm,
   migrateSessionEntries,
   type FileEntry,
@@ -86,9 +87,11 @@ function ancestryMessage(brk: NonNullable<AncestryBreak>, requests: number): str
 }
 
 export function recordedRequestPoints(parsed: ParsedSessionText): SessionRequestPoints {
-  // Pi's migration mutates in place; work on copies so the caller's parse stays untouched.
-  const all = parsed.entries.map((e) => structuredClone(e)) as unknown as FileEntry[];
-  migrateSessionEntries(all);
+  // Pi's migration mutates in place: an older file is migrated on copies, so the caller's parse stays untouched.
+  const header = parsed.entries.find((e) => e.type === "session");
+  const current = typeof header?.version === "number" && header.version >= CURRENT_SESSION_VERSION;
+  const all = (current ? [...parsed.entries] : parsed.entries.map((e) => structuredClone(e))) as unknown as FileEntry[];
+  if (!current) migrateSessionEntries(all);
   const lineById = new Map<string, number>();
   const entries: SessionEntry[] = [];
   all.forEach((e, i) => {
@@ -131,3 +134,4 @@ export function recordedRequestPoints(parsed: ParsedSessionText): SessionRequest
 export function toLlmMessages(messages: AgentMessage[]): Message[] {
   return convertToLlm(messages);
 }
+

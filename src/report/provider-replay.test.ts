@@ -20,7 +20,7 @@ import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import { keeperReplayConfig } from "./keeper-config.ts";
 import { createKeeperReplayEngine, replayCacheFacts } from "./keeper-engine.ts";
 import { replaySummarizer, sizeModelSummarizer } from "./replay-summaries.ts";
-import { sessionModel } from "./session-report.ts";
+import { sessionModel } from "./session-model.ts";
 import { sessionTable } from "./table.ts";
 import { probeFileSystem } from "./cli/file-probe.ts";
 import { batchesOf, corpusMessages } from "../../test/support/summarize/corpus-batches.ts";
@@ -75,17 +75,20 @@ describe("an OpenAI Codex session (gpt-5.5, openai-codex-responses) through the 
     expect(session.calibration.total_error_cross_validated).toBeLessThan(0.1);
   });
   test("money beside tokens: the bare replay's dollars match the recorded usage's within 10%", () => {
-    expect(session.money.recorded_usd).toBeGreaterThan(0);
-    expect(Math.abs(session.money.session_usd / session.money.recorded_usd - 1)).toBeLessThan(0.1);
+    expect(session.recorded_with).toBe("bare");
+    expect(session.money.paid_usd).toBeGreaterThan(0);
+    expect(session.money.replayed_paid_usd).toBe(session.money.bare_usd);
+    expect(Math.abs(session.money.bare_usd / session.money.paid_usd - 1)).toBeLessThan(0.1);
     expect(session.money.keeper_usd).toBeCloseTo(session.arms.keeper.usd_total, 10);
-    expect(session.money.keeper_usd).toBeLessThan(session.money.session_usd);
+    expect(session.money.keeper_usd).toBeLessThan(session.money.bare_usd);
+    expect(session.money.saved_usd).toBeCloseTo(session.money.paid_usd - session.arms.keeper.usd_total, 10);
   });
   test("the chart's title says it in dollars", () => {
     const svg = Object.values(r.files)[0];
-    expect(svg).toMatch(/this session: \$\d+\.\d\d; with the keeper: \$\d+\.\d\d/);
+    expect(svg).toMatch(/you paid \$\d+\.\d\d; with the keeper ≈ \$\d+\.\d\d/);
   });
   test("the table says it in dollars", () => {
-    expect(sessionTable(session)).toMatch(/this session: \$\d+\.\d\d; with the keeper: \$\d+\.\d\d/);
+    expect(sessionTable(session)).toMatch(/you paid \$\d+\.\d\d; with the keeper ≈ \$\d+\.\d\d/);
     expect(sessionTable(session)).toMatch(/^keeper .*\$\d+\.\d\d/m);
   });
 });

@@ -22,16 +22,18 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { analyzeRun, createAnalyzerMemo, type AnalyzerOptions, type RequestAnalysis } from "../cache/analyzer.ts";
 import { summarizeRun, type RunSummary } from "../cache/summary.ts";
 import { createCharRatioEstimator, DEFAULT_ESTIMATOR_OPTIONS, type CharRatioEstimatorOptions } from "../cache/token-estimator.ts";
+import type { FlatBytesMemo } from "../cache/flatten.ts";
 import type { TimedRequest, WireRequestBody } from "../cache/wire-types.ts";
 import type { ModelRef } from "../cache/cache-rules.ts";
 import { ruleTtlMs } from "../cache/cache-rules.ts";
 import { costModelFor, type CostModel } from "../cache/cost-model.ts";
 import type { EstimatorFit } from "../cache/estimator-fit.ts";
 import { serializeForAnthropic, type UnknownPrompt } from "./anthropic-wire.ts";
-import { calibrate, findExternalInvalidations, type Calibration, type ExternalInvalidationOptions, type RecordedUsage } from "./calibration.ts";
+import { calibrate, findExternalInvalidations, findExternalInvalidationsAgainstReplay, type Calibration, type ExternalInvalidationOptions, type RecordedUsage } from "./calibration.ts";
 import { crossValidatedCalibration, estimatorsOf, fitSessionEstimator, PER_SESSION_UNKNOWN_PROMPT, type SessionFit } from "./session-fit.ts";
-import { recordedRequestPoints, toLlmMessages } from "./pi-session-contexts.ts";
-import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
+import { recordedRequestPoints, toLlmMessages, type SessionRequestPoints } from "./pi-session-contexts.ts";
+import { costModelAsRecorded, modelKey, recordedCacheUse } from "./recorded-cache-use.ts";
+import { parseSessionText, type ParsedSessionText, type SessionDiagnostic } from "./session-file.ts";
 
 export interface UnknownPromptSize {
   /** Estimated tokens of the (unknown) tool definitions. */
@@ -68,6 +70,8 @@ export interface ReplayOptions {
   file: string;
   /** File content; read from `file` when absent. */
   text?: string;
+  /** The recording already read (`readRecording`), shared by the arms of one session; `text` is then not read. */
+  recording?: ReadRecording;
   transformContext?: (messages: AgentMessage[], requestIndex: number, info: ReplayRequestInfo) => AgentMessage[];
   /**
    * The wire-arm hook: receives the serialized request body (after `transformContext` and
@@ -96,6 +100,20 @@ export interface ReplayOptions {
   costModels?: (ref: ModelRef) => CostModel;
   cacheRetention?: "short" | "long";
   externalInvalidation?: Partial<ExternalInvalidationOptions>;
+  /**
+   * How external invalidations are found: "recorded-prompts" (default: a recording of bare Pi,
+   * whose low reads within the TTL are all unexplained) or "replayed-reads" (a recording made
+   * with this extension: a read far below what this replay could read). Ignored with
+   * `externalInvalidations`.
+   */
+  invalidationsFrom?: "recorded-prompts" | "replayed-reads";
+  /** These request indices as the external invalidations (another arm's), instead of finding them. */
+  externalInvalidations?: readonly number[];
+  /**
+   * Block bytes by block object, shared by the arms of one session (speed only). The bodies
+   * `transformBody` returns must not change blocks in place (the seam marks a copy).
+   */
+  blockBytes?: FlatBytesMemo;
   analyzer?: Partial<Omit<AnalyzerOptions, "estimator" | "invalidateBefore">>;
 }
 
@@ -137,6 +155,8 @@ export interface ReplayResult {
   thinkingChanges: number[];
   userPrompts: number;
   skipped: { unbilled: number };
+  /** Where the recorded usage overrode a model's cache rule (`costModelAsRecorded`), one sentence each. */
+  recordingNotes: Array<ModelRef & { note: string }>;
   diagnostics: SessionDiagnostic[];
 }
 
@@ -183,30 +203,53 @@ export function readSessionText(file: string, text: string | undefined): { text:
   }
 }
 
+/** A recording read once: its parse and the requests Pi's rules rebuild from it (shared by the arms of a session). */
+export interface ReadRecording {
+  parsed: ParsedSessionText;
+  points: SessionRequestPoints;
+  /** Read errors, bad lines and broken ancestry, in file order of discovery. */
+  diagnostics: SessionDiagnostic[];
+}
+
+export function readRecording(file: string, text?: string): ReadRecording {
+  const read = readSessionText(file, text);
+  const parsed = parseSessionText(read.text, file);
+  const points = recordedRequestPoints(parsed);
+  return { parsed, points, diagnostics: [...read.diagnostics, ...parsed.diagnostics, ...points.diagnostics.map((d) => ({ file, ...d }))] };
+}
+
 export function replaySession(options: ReplayOptions): ReplayResult {
-  const { text, diagnostics } = readSessionText(options.file, options.text);
-  const parsed = parseSessionText(text, options.file);
-  diagnostics.push(...parsed.diagnostics);
-  const { points, userMessages, diagnostics: brokenAncestry } = recordedRequestPoints(parsed);
-  diagnostics.push(...brokenAncestry.map((d) => ({ file: options.file, ...d })));
+  // Arms replay the very same contexts: nothing here changes a recorded message (renders are pure).
+  const recording = options.recording ?? readRecording(options.file, options.text);
+  const diagnostics = [...recording.diagnostics];
+  const { points, userMessages } = recording.points;
 
   const perSession = options.calibrate === "per-session" || options.reuseFit !== undefined;
   const fixedEst: CharRatioEstimatorOptions = { ...DEFAULT_ESTIMATOR_OPTIONS, ...options.estimator };
   const unknownPrompt = unknownPromptText(perSession ? PER_SESSION_UNKNOWN_PROMPT : (options.unknownPrompt ?? DEFAULT_UNKNOWN_PROMPT), fixedEst);
   const costModels = options.costModels ?? ((ref: ModelRef) => costModelFor({ ref }));
+  const recordedOf = (a: (typeof points)[number]["assistant"]) => {
+    const u = a.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    return { input: u.input ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0, output: u.output ?? 0 };
+  };
+  const cacheUse = recordedCacheUse(points.map((p) => ({ ref: { provider: p.assistant.provider, api: p.assistant.api, model: p.assistant.model }, recorded: recordedOf(p.assistant) })));
   const models = new Map<string, CostModel>();
+  const recordingNotes: ReplayResult["recordingNotes"] = [];
   const costModelOf = (ref: ModelRef): CostModel => {
-    const key = `${ref.provider}\u0000${ref.api}\u0000${ref.model}`;
+    const key = modelKey(ref);
     let m = models.get(key);
-    if (!m) models.set(key, (m = costModels(ref)));
+    if (!m) {
+      const adjusted = costModelAsRecorded(costModels(ref), cacheUse.get(key));
+      if (adjusted.note) recordingNotes.push({ ...ref, note: adjusted.note });
+      models.set(key, (m = adjusted.costModel));
+    }
     return m;
   };
   const skipped = { unbilled: 0 };
   const requests: WireRequest[] = [];
   for (const point of points) {
     const a = point.assistant;
-    const u = a.usage ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
-    const recorded = { input: u.input ?? 0, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0, output: u.output ?? 0 };
+    const recorded = recordedOf(a);
     if (isZeroUsage(recorded)) {
       // Aborted before the provider answered: nothing was billed, treat as never sent.
       skipped.unbilled++;
@@ -253,10 +296,9 @@ export function replaySession(options: ReplayOptions): ReplayResult {
 
   const long = options.cacheRetention === "long";
   const ttlOf = (r: WireRequest) => ruleTtlMs(r.costModel.rule, long);
-  const externalInvalidations = findExternalInvalidations(
-    requests.map((r) => ({ timestamp: r.timestamp, recorded: r.recorded, ttlMs: ttlOf(r), cacheKey: cacheKeyOf(r) })),
-    { ttlMs: long ? 60 * 60 * 1000 : 5 * 60 * 1000, ...options.externalInvalidation },
-  );
+  const recordedTimes = requests.map((r) => ({ timestamp: r.timestamp, recorded: r.recorded, ttlMs: ttlOf(r), cacheKey: cacheKeyOf(r) }));
+  const invalidationOptions = { ttlMs: long ? 60 * 60 * 1000 : 5 * 60 * 1000, ...options.externalInvalidation };
+  const fromReplay = options.externalInvalidations === undefined && options.invalidationsFrom === "replayed-reads";
   const thinkingChanges = thinkingToggles(requests);
   const timed: TimedRequest[] = requests.map((r) => ({
     body: r.body,
@@ -268,7 +310,9 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   }));
   const closedCycleThinking = options.analyzer?.closedCycleThinking ?? "dropped";
   const families = requests.map((r) => r.costModel.rule.family);
-  const fit = options.reuseFit ?? (perSession ? fitSessionEstimator(requests.map((r, i) => ({ body: r.body, recorded: r.recorded, family: families[i] })), { closedCycleThinking }) : undefined);
+  // The serializer shares block objects between bodies and nothing mutates them: each block's bytes are computed once.
+  const bytes: FlatBytesMemo = options.blockBytes ?? new WeakMap();
+  const fit = options.reuseFit ?? (perSession ? fitSessionEstimator(requests.map((r, i) => ({ body: r.body, recorded: r.recorded, family: families[i] })), { closedCycleThinking, bytes }) : undefined);
   const est = fit ? fit.all.estimator : fixedEst;
   const overhead = fit ? fit.all.promptOverheadTokens : (options.promptOverheadTokens ?? 0);
   if (fit) {
@@ -281,12 +325,18 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     ...options.analyzer,
     estimator: createCharRatioEstimator(est),
     promptOverheadTokens: overhead,
-    memo: createAnalyzerMemo(),
+    memo: createAnalyzerMemo({ bytes }),
   };
+  // "TTL only": no external invalidation, but a thinking change still loses the cache (it is in the transcript).
+  const ttlOnlyFirst = fromReplay ? analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) }) : undefined;
+  const externalInvalidations = options.externalInvalidations
+    ? [...options.externalInvalidations]
+    : ttlOnlyFirst
+      ? findExternalInvalidationsAgainstReplay(recordedTimes, ttlOnlyFirst, invalidationOptions)
+      : findExternalInvalidations(recordedTimes, invalidationOptions);
   const invalidateBefore = new Set([...externalInvalidations, ...thinkingChanges]);
   const analysis = analyzeRun(timed, { ...analyzerOptions, invalidateBefore });
-  // "TTL only": no external invalidation, but a thinking change still loses the cache (it is in the transcript).
-  const analysisTtlOnly = options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) });
+  const analysisTtlOnly = ttlOnlyFirst ?? (options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) }));
   const recorded = requests.map((r) => r.recorded);
   const withInvalidations = calibrate(analysis, recorded);
   const ttlOnly = calibrate(analysisTtlOnly, recorded);
@@ -306,6 +356,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     thinkingChanges,
     userPrompts: userMessages,
     skipped,
+    recordingNotes,
     diagnostics,
   };
 }

@@ -22,9 +22,14 @@ export function dollars(r: ReplayResult, withOutput: boolean): number {
   return r.analysis.reduce((n, a, i) => n + dollarsOf({ ...a, output: withOutput ? a.output : 0 }, r.requests[i].costModel), 0);
 }
 
-/** What the provider billed by the recorded usage, at the same prices (writes as 5-minute writes). */
-export function recordedDollars(r: ReplayResult): number {
-  return r.requests.reduce((n, q) => n + dollarsOf({ uncached: q.recorded.input, write5m: q.recorded.cacheWrite, write1h: 0, read: q.recorded.cacheRead, output: q.recorded.output }, q.costModel), 0);
+/** Each request's dollars in the replay (input and output at its model's prices). */
+export function requestDollars(r: ReplayResult): number[] {
+  return r.analysis.map((a, i) => dollarsOf(a, r.requests[i].costModel));
+}
+
+/** What the provider billed each request by its recorded usage, at the same prices (writes as 5-minute writes). */
+export function recordedRequestDollars(r: ReplayResult): number[] {
+  return r.requests.map((q) => dollarsOf({ uncached: q.recorded.input, write5m: q.recorded.cacheWrite, write1h: 0, read: q.recorded.cacheRead, output: q.recorded.output }, q.costModel));
 }
 
 export function modelsOf(r: ReplayResult): SessionModelInfo[] {
@@ -47,6 +52,7 @@ export function modelsOf(r: ReplayResult): SessionModelInfo[] {
       price_source: m.prices.source === "registry" ? "pi-ai registry" : `fallback: ${m.prices.fallback}`,
       total_error: 0,
       estimator: familyEstimator(r, m.rule.family),
+      ...noteOf(r, q),
     });
   }
   for (const info of byKey.values()) {
@@ -56,23 +62,30 @@ export function modelsOf(r: ReplayResult): SessionModelInfo[] {
   return [...byKey.values()].sort((a, b) => b.requests - a.requests);
 }
 
+function noteOf(r: ReplayResult, q: { provider: string; api: string; model: string }): { note?: string } {
+  const n = r.recordingNotes.find((x) => x.provider === q.provider && x.api === q.api && x.model === q.model);
+  return n ? { note: n.note } : {};
+}
+
 function familyEstimator(r: ReplayResult, family: string): SessionModelInfo["estimator"] {
   const f = r.fit?.families.find((x) => x.family === family);
   if (!f || !f.all.fitted) return "fixed";
   return f.pooled ? "session fit" : "family fit";
 }
 
-export function calibrationOf(r: ReplayResult | undefined): SessionCalibration {
+/** The calibration of `r`, the replay of the arm the session was recorded with (`arm`). */
+export function calibrationOf(r: ReplayResult | undefined, arm: SessionCalibration["arm"]): SessionCalibration {
   const e = r?.estimator;
   const fit = r?.fit;
   return {
+    arm,
     total_error: r?.calibration.total_error ?? 0,
     prompt_size_error: r?.calibration.prompt_size_error ?? 0,
     total_error_ttl_only: r?.calibration.total_error_ttl_only ?? 0,
     total_error_cross_validated: fit?.crossValidated?.total_error ?? null,
     estimator: {
       source: fit?.all.fitted ? "per-session" : "fixed",
-      ...(fit && !fit.all.fitted && fit.all.reason ? { note: fit.all.reason } : {}),
+      ...(fit?.all.reason ? { note: fit.all.reason } : {}),
       prose_chars_per_token: e?.proseCharsPerToken ?? 0,
       code_chars_per_token: e?.codeCharsPerToken ?? 0,
       block_overhead_tokens: e?.blockOverheadTokens ?? 0,

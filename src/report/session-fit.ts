@@ -97,7 +97,7 @@ export function crossValidatedCalibration(a: {
   if (!scored.some(Boolean)) return undefined;
   const est = estimatorsOf(a.fit, a.families, "firstHalf");
   const timed = a.timed.map((t, i) => ({ ...t, ...est[i] }));
-  const analysis = analyzeRun(timed, { ...a.analyzer, memo: createAnalyzerMemo() });
+  const analysis = analyzeRun(timed, { ...a.analyzer, memo: createAnalyzerMemo(a.analyzer.memo?.bytes ? { bytes: a.analyzer.memo.bytes } : {}) });
   return calibrate(
     analysis.filter((_, i) => scored[i]),
     a.recorded.filter((_, i) => scored[i]),

@@ -17,16 +17,18 @@
  * - peak / final context tokens: the largest / last estimated prompt size.
  * Calibration (simulated vs recorded usage) is the bare arm's: only it replays what was sent.
  */
-import type { RequestAnalysis } from "../cache/analyzer.ts";
 import type { ModelRef } from "../cache/cache-rules.ts";
-import { costModelFor, ratesAt, type CostModel } from "../cache/cost-model.ts";
-import type { RunSummary } from "../cache/summary.ts";
-import { findThinkingPolicyRow } from "../thinking/index.ts";
-import type { Arm, ArmStartOptions } from "./arms.ts";
-import { readSessionText, replaySession, type ReplayOptions, type ReplayResult } from "./replay.ts";
+import { costModelFor, type CostModel } from "../cache/cost-model.ts";
+import type { FlatBytesMemo } from "../cache/flatten.ts";
+import type { Arm, ArmRunTotals, ArmStartOptions } from "./arms.ts";
+import { armReport, mainRef, seriesOf } from "./arm-report.ts";
+import { recordedKeeperRun } from "./recorded-keeper.ts";
+import { keeperRecordingOf } from "./recorded-with.ts";
+import { readRecording, replaySession, type ReplayOptions, type ReplayResult } from "./replay.ts";
 import type { ReplaySummarySource } from "./replay-summaries.ts";
-import { parseSessionText, type SessionDiagnostic } from "./session-file.ts";
-import { calibrationOf, dollars, inputCost, modelsOf, outputCost, recordedDollars } from "./session-figures.ts";
+import type { SessionDiagnostic } from "./session-file.ts";
+import { calibrationOf, modelsOf, recordedRequestDollars, requestDollars } from "./session-figures.ts";
+import { oldVersionDiagnostic, sessionModel } from "./session-model.ts";
 
 export interface ArmReport {
   name: string;
@@ -74,14 +76,34 @@ export interface SessionReport {
   external_invalidations: number;
   /** Each model of the session with its cache rule and prices. */
   models: SessionModelInfo[];
-  /** "this session: $X; with the keeper: $Y" (bare and keeper arms' usd_total); recorded: the recorded usage at the same prices. */
-  money: { session_usd: number; keeper_usd: number | null; recorded_usd: number };
+  /** Which arm replays what was sent (the other is the counterfactual), from the keeper's entries in the file. */
+  recorded_with: "keeper" | "bare";
+  money: SessionMoney;
   skipped: { unbilled: number };
   diagnostics: SessionDiagnostic[];
   arms: Record<string, ArmReport>;
 }
 
+/**
+ * Dollars at the models' prices. `paid_usd`: the recorded usage (plus, on a keeper recording,
+ * the summarizer dollars its entries recorded) — what the session cost. `bare_usd` and
+ * `keeper_usd`: the bare and keeper arms' replays (`usd_total`); the one of the arm the session
+ * was recorded with is the replay of what was paid (calibrated against it), the other one the
+ * counterfactual ("without the keeper ≈", "with the keeper ≈").
+ */
+export interface SessionMoney {
+  paid_usd: number;
+  bare_usd: number;
+  keeper_usd: number | null;
+  /** The recorded arm's replay of `paid_usd`. */
+  replayed_paid_usd: number;
+  /** Counterfactual minus paid (keeper recording: what the keeper saved; bare: what it would have saved); null without a keeper arm. */
+  saved_usd: number | null;
+}
+
 export interface SessionCalibration {
+  /** The arm whose replay was compared with the recorded usage: the one the session was recorded with. */
+  arm: "keeper" | "bare";
   total_error: number;
   prompt_size_error: number;
   total_error_ttl_only: number;
@@ -90,7 +112,7 @@ export interface SessionCalibration {
   estimator: {
     /** "per-session" when fitted to this recording, "fixed" for the corpus constants. */
     source: "per-session" | "fixed";
-    /** Why the fit was refused (then the fixed constants were used). */
+    /** Why the fit was refused (then the fixed constants were used), or how it was simplified. */
     note?: string;
     prose_chars_per_token: number;
     code_chars_per_token: number;
@@ -112,11 +134,19 @@ export interface SessionModelInfo {
   total_error: number;
   /** The estimator this model's requests were replayed with: its family's own fit, or the session's when the family is small. */
   estimator: "family fit" | "session fit" | "fixed";
+  /** The recording overrode the model's cache rule (no cache writes, or no cache use at all). */
+  note?: string;
 }
 
 export interface SessionRun {
   report: SessionReport;
   series: Record<string, ArmSeries>;
+  /**
+   * Per replayed request (the same requests in every arm): its recorded time, the dollars its
+   * recorded usage cost, and each arm's dollars for it (input and output, summarizer aside),
+   * so a caller can sum a time window (`report --all --since`).
+   */
+  requests: { timestamps: number[]; paid: number[]; arms: Record<string, number[]> };
 }
 
 export interface ArmProgress {
@@ -141,138 +171,63 @@ export interface ReportSessionOptions {
   costModels?: (ref: ModelRef) => CostModel;
   /** Estimator: fitted to each session's own usage (default) or the fixed corpus constants. */
   calibrate?: "per-session" | "fixed";
+  /**
+   * "full" (default) also calibrates with TTL expiry as the only invalidation and cross-validates
+   * the fit (two more analyzer passes); "totals" (`report --all`) leaves both out (their fields
+   * then repeat the in-sample figure, and `total_error_cross_validated` is null) and the tool
+   * pairing check of every request.
+   */
+  detail?: "full" | "totals";
   onProgress?: (p: ArmProgress) => void;
 }
 
 /**
- * The most used model of the recording and whether closed-cycle thinking costs nothing:
- * Anthropic by the model's thinking policy row; OpenAI and Google do not re-send earlier
- * turns' reasoning, so it is dropped there too.
+ * Every arm over one recording. The arm the session was recorded with (the keeper when its
+ * entries are in the file, else bare) runs first: its requests are what was sent, so it fits
+ * the estimator to the recorded usage, is calibrated against it and finds the external cache
+ * invalidations; every other arm replays with its fit and its invalidations.
  */
-export function sessionModel(entries: ReadonlyArray<Record<string, unknown>>): { model: string; provider: string; api: string; closedCycleThinking: "dropped" | "billed"; assistants: number } {
-  const counts = new Map<string, { n: number; provider: string; api: string }>();
-  let assistants = 0;
-  for (const e of entries) {
-    const m = e.message as { role?: string; api?: string; provider?: string; model?: string } | undefined;
-    if (e.type !== "message" || m?.role !== "assistant") continue;
-    assistants++;
-    if (!m.model) continue;
-    const c = counts.get(m.model) ?? { n: 0, provider: m.provider ?? "", api: m.api ?? "" };
-    c.n++;
-    counts.set(m.model, c);
-  }
-  const top = [...counts.entries()].sort((a, b) => b[1].n - a[1].n)[0];
-  if (!top) return { model: "", provider: "", api: "", closedCycleThinking: "dropped", assistants };
-  const ref = { model: top[0], provider: top[1].provider, api: top[1].api };
-  if (top[1].api !== "anthropic-messages") return { ...ref, closedCycleThinking: "dropped", assistants };
-  const row = findThinkingPolicyRow({ provider: top[1].provider, modelId: top[0], api: top[1].api });
-  return { ...ref, closedCycleThinking: row?.behaviour === "drops-closed-cycle" ? "dropped" : "billed", assistants };
-}
-
-/** Pi's current session format version (docs/session-format.md). */
-export const CURRENT_SESSION_VERSION = 3;
-
-/** A note when the header declares an older format (Pi migrates it; the replay does the same). */
-export function oldVersionDiagnostic(entries: ReadonlyArray<Record<string, unknown>>, lineOf: readonly number[], file: string): SessionDiagnostic | undefined {
-  const header = entries[0];
-  if (!header || header.type !== "session") return undefined;
-  const version = typeof header.version === "number" ? header.version : 1;
-  if (version >= CURRENT_SESSION_VERSION) return undefined;
-  return { file, line: lineOf[0], message: `session format version ${version} (current is ${CURRENT_SESSION_VERSION}): migrated with Pi's own rules before the replay` };
-}
-
-function seriesOf(analysis: readonly RequestAnalysis[]): ArmSeries {
-  return { contextTokens: analysis.map((a) => a.totalTokens), read: analysis.map((a) => a.read), write: analysis.map((a) => a.write) };
-}
-
-interface ArmInputs {
-  arm: Arm;
-  r: ReplayResult;
-  totals: ReturnType<ReturnType<Arm["start"]>["totals"]>;
-  bare: ReplayResult | undefined;
-  /** The session model, for the summarizer's dollars. */
-  main: CostModel;
-}
-
-function armReport({ arm, r, totals, bare, main }: ArmInputs): ArmReport {
-  const s = r.summary;
-  const flushes = totals.flushes;
-  const summarizer = totals.summarizer.billed;
-  const billed = inputCost(r);
-  const bareInput = bare ? inputCost(bare) : billed;
-  const bareTotal = bare ? bareInput + outputCost(bare) : billed + outputCost(r);
-  const withOutput = billed + summarizer + outputCost(r);
-  const sizes = r.analysis.map((a) => a.totalTokens);
-  const rates = ratesAt(main.prices.rates, 0);
-  const usdSummarizer = (totals.summarizer.inputTokens * rates.input + totals.summarizer.outputTokens * rates.output) / 1e6;
-  const usdInput = dollars(r, false);
-  return {
-    name: arm.name,
-    description: arm.description,
-    requests: s.requests,
-    billed_input: billed,
-    summarizer_cost: summarizer,
-    billed_with_output: withOutput,
-    ratio_to_bare: bareInput > 0 ? (billed + summarizer) / bareInput : 0,
-    ratio_to_bare_with_output: bareTotal > 0 ? withOutput / bareTotal : 0,
-    hit_ratio: s.hitRatio,
-    busts: s.busts,
-    busts_per_prompt: s.bustsPerUserPrompt,
-    peak_context_tokens: sizes.length ? Math.max(...sizes) : 0,
-    final_context_tokens: sizes.length ? sizes[sizes.length - 1] : 0,
-    read: s.read,
-    write: s.write,
-    uncached: s.uncached,
-    output: s.output,
-    flushes: flushes.length,
-    rewriting_flushes: flushes.filter((f) => f.rewrote).length,
-    budget_flushes: flushes.filter((f) => f.reason === "budget").length,
-    summarizer_calls: flushes.reduce((n, f) => n + f.modelBatches, 0),
-    usd_input: usdInput,
-    usd_summarizer: usdSummarizer,
-    usd_total: usdInput + usdSummarizer + (dollars(r, true) - usdInput),
-  };
-}
-/** The session model's reference (the most used model's first request). */
-function mainRef(r: ReplayResult, model: string): ModelRef {
-  const q = r.requests.find((x) => x.model === model) ?? r.requests[0];
-  return q ? { provider: q.provider, api: q.api, model: q.model } : { provider: "", api: "", model };
-}
-
 export function reportSession(options: ReportSessionOptions): SessionRun {
-  const { text, diagnostics: readErrors } = readSessionText(options.file, options.text);
-  const parsed = parseSessionText(text, options.file);
+  // Read once: every arm replays the same rebuilt contexts.
+  const recorded = readRecording(options.file, options.text);
+  const parsed = recorded.parsed;
   const versionNote = oldVersionDiagnostic(parsed.entries, parsed.lineOf, options.file);
+  const recording = keeperRecordingOf(parsed.entries);
   const { model, provider, api, closedCycleThinking, assistants } = sessionModel(parsed.entries);
   const costModels = options.costModels ?? ((ref: ModelRef) => costModelFor({ ref }));
   // The size model bills the summarizer as the session model: its output price ratio.
   const outputPrice = model ? costModels({ provider, api, model }).pricing.output : undefined;
   const perSession = (options.calibrate ?? "per-session") === "per-session";
-  const arms = options.arms;
-  const reports: Record<string, ArmReport> = {};
-  const series: Record<string, ArmSeries> = {};
-  let bare: ReplayResult | undefined;
+  const recordedArm = recording.recordedWith === "keeper" && options.arms.some((a) => a.name === "keeper") ? "keeper" : "bare";
+  const order = [...options.arms.filter((a) => a.name === recordedArm), ...options.arms.filter((a) => a.name !== recordedArm)];
+  const runs = new Map<string, { result: ReplayResult; totals: ArmRunTotals }>();
+  let first: ReplayResult | undefined;
   let expected = assistants;
   const seen = new Set<string>();
   const armDiagnostics: SessionDiagnostic[] = [];
-  arms.forEach((arm, armIndex) => {
-    const run = arm.start({ summaries: options.summaries, ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}), ...(outputPrice !== undefined ? { outputPrice } : {}) });
+  const blockBytes: FlatBytesMemo = new WeakMap();
+  order.forEach((arm, armIndex) => {
+    // A keeper recording's keeper arm is what it sent, rebuilt from its entries; every other arm is simulated.
+    const run =
+      recordedArm === "keeper" && arm.name === "keeper"
+        ? recordedKeeperRun(recorded, { summarizerUsd: recording.summarizerUsd, ...(outputPrice !== undefined ? { outputPrice } : {}) })
+        : arm.start({ summaries: options.summaries, ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}), ...(outputPrice !== undefined ? { outputPrice } : {}) });
     const progress = (request: number, armDone: boolean) =>
-      options.onProgress?.({ arm: arm.name, armIndex, armCount: arms.length, request, requests: Math.max(expected, request), armDone });
-    // The bare arm fits the estimator (or not); every other arm replays with the bare arm's constants.
-    const estimator: Partial<ReplayOptions> =
-      armIndex === 0 || !bare
-        ? { calibrate: perSession ? "per-session" : "fixed" }
-        : bare.fit
-          ? { reuseFit: bare.fit }
-          : { estimator: bare.estimator, promptOverheadTokens: bare.estimator.promptOverheadTokens };
+      options.onProgress?.({ arm: arm.name, armIndex, armCount: order.length, request, requests: Math.max(expected, request), armDone });
+    const shared: Partial<ReplayOptions> = !first
+      ? { calibrate: perSession ? "per-session" : "fixed", invalidationsFrom: recordedArm === "keeper" ? "replayed-reads" : "recorded-prompts" }
+      : {
+          externalInvalidations: first.externalInvalidations,
+          ...(first.fit ? { reuseFit: first.fit } : { estimator: first.estimator, promptOverheadTokens: first.estimator.promptOverheadTokens }),
+        };
     const result = replaySession({
       file: options.file,
-      text,
-      ttlOnlyAnalysis: armIndex === 0,
-      analyzer: { closedCycleThinking },
+      recording: recorded,
+      ttlOnlyAnalysis: armIndex === 0 && options.detail !== "totals",
+      analyzer: { closedCycleThinking, ...(options.detail === "totals" ? { pairing: false } : {}) },
       costModels,
-      ...estimator,
+      blockBytes,
+      ...shared,
       transformContext: (messages, index, info) => {
         progress(index + 1, false);
         return run.transformContext ? run.transformContext(messages, index, info) : messages;
@@ -280,7 +235,7 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
       ...(run.transformBody ? { transformBody: run.transformBody } : {}),
     });
     if (armIndex === 0) {
-      bare = result;
+      first = result;
       expected = result.requests.length;
     }
     for (const d of result.diagnostics) {
@@ -289,14 +244,25 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
       seen.add(key);
       armDiagnostics.push(armIndex === 0 ? d : { ...d, message: `${d.message} (arm ${arm.name})` });
     }
-    const totals = run.totals();
-    const main = costModels(mainRef(result, model));
-    reports[arm.name] = armReport({ arm, r: result, totals, bare, main });
-    series[arm.name] = seriesOf(result.analysis);
+    runs.set(arm.name, { result, totals: run.totals() });
     progress(result.requests.length, true);
   });
-  const first = bare;
-  const diagnostics = [...readErrors, ...(versionNote ? [versionNote] : []), ...(first ? armDiagnostics : parsed.diagnostics)];
+  const bare = runs.get("bare")?.result;
+  const reports: Record<string, ArmReport> = {};
+  const series: Record<string, ArmSeries> = {};
+  const perRequest: SessionRun["requests"] = { timestamps: first?.requests.map((q) => q.timestamp) ?? [], paid: first ? recordedRequestDollars(first) : [], arms: {} };
+  for (const arm of options.arms) {
+    const { result, totals } = runs.get(arm.name)!;
+    perRequest.arms[arm.name] = requestDollars(result);
+    const main: CostModel = costModels(mainRef(result, model));
+    reports[arm.name] = armReport({ arm, r: result, totals, bare, main });
+    series[arm.name] = seriesOf(result.analysis);
+  }
+  const diagnostics = [...(versionNote ? [versionNote] : []), ...(first ? armDiagnostics : recorded.diagnostics)];
+  const paid = perRequest.paid.reduce((n, x) => n + x, 0) + (recordedArm === "keeper" ? recording.summarizerUsd : 0);
+  const bareUsd = reports.bare?.usd_total ?? 0;
+  const keeperUsd = reports.keeper?.usd_total ?? null;
+  const counterfactual = recordedArm === "keeper" ? bareUsd : keeperUsd;
   return {
     report: {
       file: options.file,
@@ -304,18 +270,22 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
       user_prompts: first?.userPrompts ?? 0,
       model,
       closed_cycle_thinking: closedCycleThinking,
-      calibration: calibrationOf(first),
+      recorded_with: recordedArm,
+      calibration: calibrationOf(first, recordedArm),
       external_invalidations: first?.externalInvalidations.length ?? 0,
       models: first ? modelsOf(first) : [],
       money: {
-        session_usd: reports.bare?.usd_total ?? 0,
-        keeper_usd: reports.keeper?.usd_total ?? null,
-        recorded_usd: first ? recordedDollars(first) : 0,
+        paid_usd: paid,
+        bare_usd: bareUsd,
+        keeper_usd: keeperUsd,
+        replayed_paid_usd: reports[recordedArm]?.usd_total ?? 0,
+        saved_usd: counterfactual === null ? null : recordedArm === "keeper" ? counterfactual - paid : paid - counterfactual,
       },
       skipped: first?.skipped ?? { unbilled: 0 },
       diagnostics,
       arms: reports,
     },
     series,
+    requests: perRequest,
   };
 }

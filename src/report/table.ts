@@ -71,28 +71,41 @@ export function usd(x: number): string {
   return `$${x.toPrecision(2)}`;
 }
 
-/** "this session: $X; with the keeper: $Y" (the keeper part only when the keeper arm ran). */
-export function moneyLine(report: Pick<SessionReport, "money">): string {
+const share = (saved: number, of: number) => (of > 0 ? `, ${((saved / of) * 100).toFixed(0)}%` : "");
+
+/**
+ * The money sentence. A keeper recording: "you paid $X; without the keeper ≈ $Y (≈ $Z saved)";
+ * a recording of bare Pi: "you paid $X; with the keeper ≈ $Y (≈ $Z saved)".
+ */
+export function moneyLine(report: Pick<SessionReport, "money" | "recorded_with">): string {
   const m = report.money;
-  return `this session: ${usd(m.session_usd)}${m.keeper_usd === null ? "" : `; with the keeper: ${usd(m.keeper_usd)}`}`;
+  const paid = `you paid ${usd(m.paid_usd)}`;
+  if (m.keeper_usd === null || m.saved_usd === null) return paid;
+  const saved = m.saved_usd >= 0 ? `≈ ${usd(m.saved_usd)} saved${share(m.saved_usd, m.paid_usd + (report.recorded_with === "keeper" ? m.saved_usd : 0))}` : `≈ ${usd(-m.saved_usd)} more`;
+  return report.recorded_with === "keeper"
+    ? `${paid} (recorded with the keeper); without the keeper ≈ ${usd(m.bare_usd)} (${saved})`
+    : `${paid}; with the keeper ≈ ${usd(m.keeper_usd)} (${saved})`;
 }
 
 function calibrationLine(report: SessionReport): string {
   const c = report.calibration;
   const fitted = c.estimator.source === "per-session";
+  const what = c.arm === "keeper" ? "the keeper arm's replay vs the usage recorded with it" : "the replay vs the recorded cache usage";
   const parts = [
-    `calibration error ${pct(c.total_error)} (simulated vs recorded cache usage, ${fitted ? "in-sample: estimator fitted to this session" : "fixed corpus constants"})`,
+    `calibration error ${pct(c.total_error)} (${what}, ${fitted ? "in-sample: estimator fitted to this session" : "fixed corpus constants"})`,
     ...(c.total_error_cross_validated !== null ? [`${pct(c.total_error_cross_validated)} cross-validated (fitted on the first half, scored on the second)`] : []),
     `${pct(c.total_error_ttl_only)} with TTL expiry as the only invalidation`,
   ];
-  return `${parts.join("; ")}${c.estimator.note ? ` [no per-session fit: ${c.estimator.note}]` : ""}`;
+  const note = c.estimator.note ? (fitted ? ` [estimator: ${c.estimator.note}]` : ` [no per-session fit: ${c.estimator.note}]`) : "";
+  return `${parts.join("; ")}${note}`;
 }
 
 function modelsLine(report: SessionReport): string {
   if (report.models.length === 0) return "";
   const one = (m: SessionReport["models"][number]) =>
     `${m.model} (${m.requests} req; ${m.cache_rule}; $${m.prices.input}/$${m.prices.output} in/out, read $${m.prices.cache_read}${m.prices.cache_write > 0 ? `, write $${m.prices.cache_write}` : ""} per M, ${m.price_source}` +
-    `${report.models.length > 1 ? `; calibration ${pct(m.total_error)}, ${m.estimator}` : ""})`;
+    `${report.models.length > 1 ? `; calibration ${pct(m.total_error)}, ${m.estimator}` : ""})` +
+    (m.note ? ` [${m.note}]` : "");
   return `\nmodels: ${report.models.map(one).join("; ")}`;
 }
 
@@ -121,7 +134,7 @@ export function sessionTable(report: SessionReport): string {
   const title =
     `${report.file}\n` +
     `${report.requests} requests, ${report.user_prompts} user prompts, model ${report.model || "?"}; ` +
-    `${moneyLine(report)} (recorded usage at the same prices: ${usd(report.money.recorded_usd)})\n` +
+    `${moneyLine(report)}; the replay of what you paid: ${usd(report.money.replayed_paid_usd)}\n` +
     `${calibrationLine(report)}; ${report.external_invalidations} external cache invalidations replayed` +
     modelsLine(report);
   return `${title}\n${formatTable(SESSION_HEADER, rows)}`;

@@ -44,6 +44,25 @@ export function sessionFiles(dir: string, depth = 2): string[] {
   return out;
 }
 
+export interface SessionFileInfo {
+  path: string;
+  mtimeMs: number;
+}
+
+/** Every session file under Pi's sessions folder with its modification time; `exists` false when the folder is not there. */
+export function listSessionFiles(sessionsDir: string): { exists: boolean; files: SessionFileInfo[] } {
+  if (!existsSync(sessionsDir)) return { exists: false, files: [] };
+  const files: SessionFileInfo[] = [];
+  for (const path of sessionFiles(sessionsDir)) {
+    try {
+      files.push({ path, mtimeMs: statSync(path).mtimeMs });
+    } catch {
+      files.push({ path, mtimeMs: Number.NaN });
+    }
+  }
+  return { exists: true, files };
+}
+
 export function newestSession(sessionsDir: string): string | undefined {
   let best: { path: string; mtime: number } | undefined;
   for (const path of sessionFiles(sessionsDir)) {

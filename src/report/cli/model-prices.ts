@@ -1,7 +1,7 @@
 /**
  * The report's edge to pi-ai's model registry: each model's `cost` (dollars per million
  * tokens, optional tiers) and `promptCache` lifetimes from the package's bundled model data
- * (`node_modules/@earendil-works/pi-ai/dist/providers/data/<provider>.json`), turned into the
+ * (`dist/providers/data/<provider>.json` beside pi-ai's resolved entry), turned into the
  * pure cost model (cost-model.ts). A model the data does not list (a custom provider, a newer
  * id) gets the fallback table's prices; the report names the source per model.
  */
@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ModelRef } from "../../cache/cache-rules.ts";
 import { costModelFor, type CostModel, type RegistryCost } from "../../cache/cost-model.ts";
-import { REPO_ROOT } from "./locations.ts";
+import { piAiModelDataDir } from "./locations.ts";
 
 interface RegistryRow {
   id?: string;
@@ -18,8 +18,9 @@ interface RegistryRow {
   promptCache?: { short?: number; long?: number };
 }
 
-export function registryRows(provider: string, root = REPO_ROOT): RegistryRow[] {
-  const path = join(root, "node_modules", "@earendil-works", "pi-ai", "dist", "providers", "data", `${provider.replace(/[^a-z0-9-]/gi, "")}.json`);
+/** `dataDir`: pi-ai's bundled model data, found where pi-ai resolves (a clone, a global install, npx's folder). */
+export function registryRows(provider: string, dataDir = piAiModelDataDir()): RegistryRow[] {
+  const path = join(dataDir, `${provider.replace(/[^a-z0-9-]/gi, "")}.json`);
   try {
     if (!existsSync(path)) return [];
     const data = JSON.parse(readFileSync(path, "utf8")) as Record<string, Record<string, RegistryRow>>;
@@ -37,11 +38,11 @@ export function registryRows(provider: string, root = REPO_ROOT): RegistryRow[] 
 const SIBLINGS: Record<string, readonly string[]> = { "openai-codex": ["openai"], azure: ["openai"], "google-vertex": ["google"], "github-copilot": ["openai", "anthropic"] };
 
 /** ref → cost model, registry prices first (same provider and id, the same API preferred; then a sibling provider). */
-export function registryCostModels(root = REPO_ROOT): (ref: ModelRef) => CostModel {
+export function registryCostModels(dataDir = piAiModelDataDir()): (ref: ModelRef) => CostModel {
   const rows = new Map<string, RegistryRow[]>();
   const rowsOf = (provider: string): RegistryRow[] => {
     let list = rows.get(provider);
-    if (!list) rows.set(provider, (list = registryRows(provider, root)));
+    if (!list) rows.set(provider, (list = registryRows(provider, dataDir)));
     return list;
   };
   return (ref) => {

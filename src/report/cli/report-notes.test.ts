@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { ArmReport, SessionReport } from "../session-report.ts";
-import { armsBeatingDefaults, beatsDefaultsSentence, calibrationProblems, calibrationWarning } from "./report-notes.ts";
+import { armsBeatingDefaults, beatsDefaultsSentence, calibrationProblems, calibrationWarning, estimatorWarning, recordingNotes } from "./report-notes.ts";
 
 function arm(name: string, ratio: number): ArmReport {
   return {
@@ -39,7 +39,9 @@ function session(o: { file?: string; error?: number; requests?: number; arms?: R
     user_prompts: 2,
     model: "claude-sonnet-4-5",
     closed_cycle_thinking: "dropped",
+    recorded_with: "bare",
     calibration: {
+      arm: "bare",
       total_error: o.error ?? 0.01,
       prompt_size_error: 0,
       total_error_ttl_only: 0,
@@ -48,7 +50,7 @@ function session(o: { file?: string; error?: number; requests?: number; arms?: R
     },
     external_invalidations: 0,
     models: [],
-    money: { session_usd: 1, keeper_usd: 0.5, recorded_usd: 1 },
+    money: { paid_usd: 1, bare_usd: 1, keeper_usd: 0.5, replayed_paid_usd: 1, saved_usd: 0.5 },
     skipped: { unbilled: 0 },
     diagnostics: [],
     arms,
@@ -68,6 +70,34 @@ describe("calibration warning", () => {
     expect(text).toContain("big.jsonl: calibration error 101.9%");
     expect(text).toContain("--strict");
     expect(calibrationWarning([])).toBe("");
+  });
+});
+
+describe("estimator warning (a refused per-session fit)", () => {
+  test("names the session, the reason and what the fixed constants were used for; nothing for fitted sessions", () => {
+    const refused = session({ file: "short.jsonl", error: 0.052 });
+    refused.calibration.estimator.note = "4 billed requests; a fit needs 6";
+    const fitted = session({ file: "ok.jsonl" });
+    fitted.calibration.estimator.source = "per-session";
+    const text = estimatorWarning([refused, fitted]);
+    expect(text.startsWith("WARNING: the token estimator could not be fitted")).toBe(true);
+    expect(text).toContain("  short.jsonl: 4 billed requests; a fit needs 6 (calibration error 5.2% with the fixed constants)");
+    expect(text).toContain("counted the tokens of every request there, in\n  every arm");
+    expect(text).not.toContain("ok.jsonl");
+    expect(estimatorWarning([fitted])).toBe("");
+    expect(estimatorWarning([session({ requests: 0 })])).toBe("");
+  });
+  test("a fitted session with one model family left on the fixed constants is named with that model", () => {
+    const mixed = session({ file: "mixed.jsonl" });
+    mixed.calibration.estimator.source = "per-session";
+    const model = (id: string, estimator: "family fit" | "fixed") => ({ provider: "p", api: "a", model: id, requests: 5, cache_rule: "r", prices: { input: 1, output: 1, cache_read: 0.1, cache_write: 0 }, price_source: "x", total_error: 0, estimator });
+    mixed.models = [model("gpt-5.5", "family fit"), model("gemini-2.5-pro", "fixed")];
+    expect(estimatorWarning([mixed])).toContain("  mixed.jsonl: gemini-2.5-pro (too few requests or no fit in range for that model family)");
+  });
+  test("recording notes: one line per model the recording overrode", () => {
+    const s = session({ file: "sol.jsonl" });
+    s.models = [{ provider: "openai", api: "openai-responses", model: "gpt-6-sol", requests: 9, cache_rule: "r", prices: { input: 2, output: 10, cache_read: 0.2, cache_write: 2.5 }, price_source: "pi-ai registry", total_error: 0.01, estimator: "family fit", note: "gpt-6-sol: no writes" }];
+    expect(recordingNotes([s, session({})])).toEqual(["note: sol.jsonl: gpt-6-sol: no writes"]);
   });
 });
 

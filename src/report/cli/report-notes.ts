@@ -32,6 +32,39 @@ export function calibrationWarning(problems: readonly CalibrationProblem[], limi
   ].join("\n");
 }
 
+/**
+ * Sessions whose token estimator could not be fitted to their own usage (or one of whose
+ * models could not): the fixed constants, fitted on another session, then count every
+ * request's tokens in every arm — the replay of what was paid and the counterfactual alike —
+ * so the figures can be off by more than the calibration error shows. One block, empty when
+ * every session was fitted.
+ */
+export function estimatorWarning(sessions: readonly SessionReport[]): string {
+  const rows: string[] = [];
+  for (const s of sessions) {
+    if (s.requests === 0) continue;
+    const e = s.calibration.estimator;
+    if (e.source === "fixed") rows.push(`  ${s.file}: ${e.note ?? "no fit"} (calibration error ${pct(s.calibration.total_error)} with the fixed constants)`);
+    else {
+      const fixed = s.models.filter((m) => m.estimator === "fixed").map((m) => m.model);
+      if (fixed.length > 0) rows.push(`  ${s.file}: ${fixed.join(", ")} (too few requests or no fit in range for that model family)`);
+    }
+  }
+  if (rows.length === 0) return "";
+  return [
+    "WARNING: the token estimator could not be fitted to these sessions' recorded usage:",
+    ...rows,
+    "  The fixed constants (fitted on another session) counted the tokens of every request there, in",
+    "  every arm: what was paid and what the other arm would have cost may be off by more than the",
+    "  calibration error shows.",
+  ].join("\n");
+}
+
+/** What the recordings changed in how a model is replayed (no cache writes, no cache use), one line each. */
+export function recordingNotes(sessions: readonly SessionReport[]): string[] {
+  return sessions.flatMap((s) => s.models.flatMap((m) => (m.note ? [`note: ${s.file}: ${m.note}`] : [])));
+}
+
 export interface ArmBeatingDefaults {
   name: string;
   description: string;

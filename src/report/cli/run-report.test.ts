@@ -87,6 +87,17 @@ describe("calibration above 10%", () => {
     expect(r.stdout).toContain("arm ");
   });
 
+  test("a refused per-session fit is a warning too, naming the reason, before any result", () => {
+    const r = run(["report", miscalibrated, "--no-chart", "--arms", "keeper", "--json"]);
+    const json = JSON.parse(r.stdout) as ReportOutput;
+    const session = json.sessions[0]!;
+    expect(session.calibration.estimator.source).toBe("fixed");
+    const warnAt = r.log.findIndex((l) => l.stream === "err" && l.text.startsWith("WARNING: the token estimator could not be fitted"));
+    expect(warnAt).toBeGreaterThanOrEqual(0);
+    expect(warnAt).toBeLessThan(r.log.findIndex((l) => l.stream === "out"));
+    expect(r.log[warnAt]!.text).toContain(`${miscalibrated}: ${session.calibration.estimator.note}`);
+  });
+
   test("--strict: the same report, exit 3", () => {
     const r = run(["report", miscalibrated, "--no-chart", "--arms", "keeper", "--strict", "--json"]);
     expect(r.code).toBe(3);

@@ -11,8 +11,9 @@ import { sessionChart } from "../svg-chart.ts";
 import { moneyLine, sessionTable, TABLE_LEGEND, totalsOverSessions, totalTable } from "../table.ts";
 import { parseArgs, USAGE, type ReportArgs } from "./args.ts";
 import { unreadableInputs, type FileProbe } from "./input-check.ts";
-import { BUNDLED_SAMPLE, contextWindowLookup, DEFAULT_OUT_DIR, newestSession, outDirProblem } from "./locations.ts";
-import { beatsDefaultsSentence, calibrationProblems, calibrationWarning } from "./report-notes.ts";
+import { BUNDLED_SAMPLE, contextWindowLookup, DEFAULT_OUT_DIR, newestSession, outDirProblem, type SessionFileInfo } from "./locations.ts";
+import { runAllCli } from "./run-all.ts";
+import { beatsDefaultsSentence, calibrationProblems, calibrationWarning, estimatorWarning, recordingNotes } from "./report-notes.ts";
 import { registryCostModels } from "./model-prices.ts";
 
 export interface CliIo {
@@ -29,6 +30,10 @@ export interface CliIo {
   probeFile: FileProbe;
   /** This package's version, for --version. */
   version: string;
+  /** Wall-clock time in ms (`--since`); default `Date.now`. */
+  clock?: () => number;
+  /** The session files under `sessionsDir` (`--all`); default: the file system's (`listSessionFiles`). */
+  listSessions?: (sessionsDir: string) => { exists: boolean; files: SessionFileInfo[] };
 }
 
 export interface ReportOutput {
@@ -73,6 +78,7 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
     io.stderr(`pi-context-keeper: ${args.message}\n`);
     return 2;
   }
+  if (args.all) return runAllCli(args, io);
   const { arms, unknown } = selectArms(args.arms);
   if (unknown.length > 0) {
     io.stderr(`pi-context-keeper: unknown arm(s) ${unknown.join(", ")}; known: ${ARMS.map((a) => a.name).join(", ")}\n`);
@@ -137,9 +143,11 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
     sessions.push(report);
   });
   progress.done();
-  for (const n of notes) io.stderr(`${n}\n`);
+  for (const n of [...notes, ...recordingNotes(sessions)]) io.stderr(`${n}\n`);
   const miscalibrated = calibrationProblems(sessions);
   if (miscalibrated.length > 0) io.stderr(`${calibrationWarning(miscalibrated)}\n`);
+  const unfitted = estimatorWarning(sessions);
+  if (unfitted) io.stderr(`${unfitted}\n`);
 
   const totals = totalsOverSessions(sessions);
   const runtime = (io.now() - started) / 1000;
