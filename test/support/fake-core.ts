@@ -47,13 +47,13 @@ export type FakeSideRouter<R> = (ctx: FakeContext<R>) => SideAnswer | Promise<Si
 export interface Dialect<Body, Emitted> {
   /** Pi's `api` for this wire format. */
   readonly api: string;
-  /** The POST paths the provider serves. */
-  readonly paths: readonly string[];
+  /** The POST paths the provider serves (a pattern for a path that carries the model, as Google's does). */
+  readonly paths: readonly (string | RegExp)[];
   classify(body: Body): RequestKind;
   /** Whether the parsed JSON can be read as a request at all (else a 400, not recorded). */
   isRequest(parsed: unknown): parsed is Body;
-  /** The body to act on, or the refusal the provider answers (validation included). */
-  admit(body: Body, headers: Headers): { effective: Body } | { refusal: Refusal };
+  /** The body to act on, or the refusal the provider answers (validation included); `url` is the request's. */
+  admit(body: Body, headers: Headers, url: URL): { effective: Body } | { refusal: Refusal };
   /** The turn the server streams for `step` (ids, usage, and any server-side state it keeps). */
   emit(effective: Body, step: MainStep | SideAnswer, record: FakeRecord<Body, Emitted>): Emitted;
   /** The SSE events of `emitted`, one string per event. */
@@ -142,7 +142,7 @@ export function startFakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emit
 
   async function handle(req: Request): Promise<Response> {
     const url = new URL(req.url);
-    if (req.method !== "POST" || !dialect.paths.includes(url.pathname)) {
+    if (req.method !== "POST" || !dialect.paths.some((p) => (typeof p === "string" ? p === url.pathname : p.test(url.pathname)))) {
       return refuse(undefined, { status: 404, type: "not_found_error", message: `${req.method} ${url.pathname} not found` });
     }
     const raw = await req.text();
@@ -155,7 +155,7 @@ export function startFakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emit
     if (!dialect.isRequest(parsed)) return refuse(undefined, { status: 400, type: "invalid_request_error", message: "the request body is not a JSON object" });
     const body = parsed;
     // A continuation carries only the new messages: it is classified by the request it stands for.
-    const admitted = dialect.admit(body, req.headers);
+    const admitted = dialect.admit(body, req.headers, url);
     const kind = classify("effective" in admitted ? admitted.effective : body);
     const now = Date.now();
     const record = {
