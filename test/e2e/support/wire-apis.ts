@@ -1,0 +1,113 @@
+/**
+ * The APIs the wire suite (wire-suite.ts) runs on, each with its fake server, where its
+ * instructions are, the usage its fake reports, the cached count of a request that reads the
+ * whole previous prompt back, how it carries old reasoning, and its model's prices (those
+ * pi-provider.ts writes) — the cost of a run is priced from them.
+ */
+import type { MainStep, SideAnswer } from "../../support/fake-anthropic/index.ts";
+import type { FakeContext, FakeRecord } from "../../support/fake-core.ts";
+import { geminiInstructions, startFakeGoogle, type GeminiRequest, type GeminiTurn } from "../../support/fake-google/index.ts";
+import {
+  chatInstructions,
+  reportedCached,
+  responsesInstructions,
+  startFakeCompletions,
+  startFakeResponses,
+  type ChatRequest,
+  type EmittedTurn,
+  type ResponsesRequest,
+} from "../../support/fake-openai/index.ts";
+import type { AnyFakeServer } from "../../support/pi-runner.ts";
+import type { WireBody } from "./wire-items.ts";
+
+export type WireApi = "openai-responses" | "openai-completions" | "google-generative-ai";
+
+export type WireRecord = FakeRecord<WireBody, EmittedTurn | GeminiTurn>;
+export type WireScript = MainStep[] | ((ctx: FakeContext<WireRecord>) => MainStep | Promise<MainStep>);
+export type WireSideRouter = (ctx: FakeContext<WireRecord>) => SideAnswer | Promise<SideAnswer>;
+
+/** Token counts of one streamed answer: prompt (cached part included), cached, output. */
+export type WireUsage = { promptTokens: number; cachedTokens: number; outputTokens: number };
+
+/** Per million tokens. */
+export type WirePrices = { input: number; cached: number; output: number };
+
+export interface WireApiAdapter {
+  api: WireApi;
+  /** The tag of the printed lines, e.g. `[wire-google]`. */
+  tag: string;
+  start(o: { script: WireScript; sideRouter?: WireSideRouter; idNonce?: string }): AnyFakeServer;
+  instructionsOf(body: WireBody): string;
+  usageOf(r: WireRecord): WireUsage | undefined;
+  /** The cached count of a request that reads all of a previous prompt of `tokens` back. */
+  fullRead(tokens: number): number;
+  /** Old reasoning: paired with its items by id (never stripped), or strippable at flushes. */
+  reasoning: "paired" | "strippable";
+  prices: WirePrices;
+}
+
+const OPENAI_PRICES: WirePrices = { input: 1.25, cached: 0.125, output: 10 };
+
+const openAiUsage = (r: WireRecord): WireUsage | undefined => {
+  const u = (r.response as EmittedTurn | undefined)?.usage;
+  return u && { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens, outputTokens: u.outputTokens };
+};
+
+export const WIRE_APIS: Record<WireApi, WireApiAdapter> = {
+  "openai-responses": {
+    api: "openai-responses",
+    tag: "[wire-openai-responses]",
+    start: (o) => startFakeResponses(o as never) as unknown as AnyFakeServer,
+    instructionsOf: (b) => responsesInstructions(b as ResponsesRequest),
+    usageOf: openAiUsage,
+    fullRead: (tokens) => reportedCached(tokens),
+    reasoning: "paired",
+    prices: OPENAI_PRICES,
+  },
+  "openai-completions": {
+    api: "openai-completions",
+    tag: "[wire-openai-completions]",
+    start: (o) => startFakeCompletions(o as never) as unknown as AnyFakeServer,
+    instructionsOf: (b) => chatInstructions(b as ChatRequest),
+    usageOf: openAiUsage,
+    fullRead: (tokens) => reportedCached(tokens),
+    reasoning: "strippable",
+    prices: OPENAI_PRICES,
+  },
+  "google-generative-ai": {
+    api: "google-generative-ai",
+    tag: "[wire-google]",
+    start: (o) => startFakeGoogle(o as never) as unknown as AnyFakeServer,
+    instructionsOf: (b) => geminiInstructions(b as GeminiRequest),
+    usageOf: (r) => {
+      const u = (r.response as GeminiTurn | undefined)?.usage;
+      return u && { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens, outputTokens: u.candidatesTokens + u.thoughtsTokens };
+    },
+    // gemini-3-flash-preview: implicit caching from 1024 tokens, counted exactly.
+    fullRead: (tokens) => (tokens >= 1024 ? tokens : 0),
+    reasoning: "strippable",
+    prices: { input: 0.5, cached: 0.05, output: 3 },
+  },
+};
+
+/** Dollars of the streamed answers of `records` at `a`'s prices (cached tokens are part of the prompt). */
+export function runCost(a: WireApiAdapter, records: readonly WireRecord[]): number {
+  let usd = 0;
+  for (const r of records) {
+    const u = a.usageOf(r);
+    if (u) usd += ((u.promptTokens - u.cachedTokens) * a.prices.input + u.cachedTokens * a.prices.cached + u.outputTokens * a.prices.output) / 1e6;
+  }
+  return usd;
+}
+
+/** Prompt and cached tokens of `records`. */
+export function promptTotals(a: WireApiAdapter, records: readonly WireRecord[]): { prompt: number; cached: number } {
+  let prompt = 0;
+  let cached = 0;
+  for (const r of records) {
+    const u = a.usageOf(r);
+    prompt += u?.promptTokens ?? 0;
+    cached += u?.cachedTokens ?? 0;
+  }
+  return { prompt, cached };
+}
