@@ -21,7 +21,7 @@ const steps = () => [
   { text: "again" },
 ];
 
-const server = startFakeCodex({ idNonce: "c", script: () => steps()[0]!, cache: { reportWrites: true } });
+const server = startFakeCodex({ idNonce: "c", script: () => steps()[0]! });
 afterAll(async () => {
   closeOpenAICodexWebSocketSessions();
   await server.stop();

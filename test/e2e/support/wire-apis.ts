@@ -11,6 +11,7 @@ import {
   chatInstructions,
   reportedCached,
   responsesInstructions,
+  startFakeCodex,
   startFakeCompletions,
   startFakeResponses,
   type ChatRequest,
@@ -20,17 +21,17 @@ import {
 import type { AnyFakeServer } from "../../support/pi-runner.ts";
 import type { WireBody } from "./wire-items.ts";
 
-export type WireApi = "openai-responses" | "openai-completions" | "google-generative-ai";
+export type WireApi = "openai-responses" | "openai-codex-responses" | "openai-completions" | "google-generative-ai";
 
 export type WireRecord = FakeRecord<WireBody, EmittedTurn | GeminiTurn>;
 export type WireScript = MainStep[] | ((ctx: FakeContext<WireRecord>) => MainStep | Promise<MainStep>);
 export type WireSideRouter = (ctx: FakeContext<WireRecord>) => SideAnswer | Promise<SideAnswer>;
 
-/** Token counts of one streamed answer: prompt (cached part included), cached, output. */
-export type WireUsage = { promptTokens: number; cachedTokens: number; outputTokens: number };
+/** Token counts of one streamed answer: prompt (cached and written parts included), cached, written, output. */
+export type WireUsage = { promptTokens: number; cachedTokens: number; writtenTokens: number; outputTokens: number };
 
-/** Per million tokens. */
-export type WirePrices = { input: number; cached: number; output: number };
+/** Per million tokens (`written`: a cache write, where the model is priced with one). */
+export type WirePrices = { input: number; cached: number; written?: number; output: number };
 
 export interface WireApiAdapter {
   api: WireApi;
@@ -43,6 +44,8 @@ export interface WireApiAdapter {
   fullRead(tokens: number): number;
   /** Old reasoning: paired with its items by id (never stripped), or strippable at flushes. */
   reasoning: "paired" | "strippable";
+  /** How Pi sends requests with its default settings (Codex: a WebSocket, continuing the last response). */
+  transport: "http" | "websocket";
   prices: WirePrices;
 }
 
@@ -50,7 +53,7 @@ const OPENAI_PRICES: WirePrices = { input: 1.25, cached: 0.125, output: 10 };
 
 const openAiUsage = (r: WireRecord): WireUsage | undefined => {
   const u = (r.response as EmittedTurn | undefined)?.usage;
-  return u && { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens, outputTokens: u.outputTokens };
+  return u && { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens, writtenTokens: u.cacheWriteTokens ?? 0, outputTokens: u.outputTokens };
 };
 
 export const WIRE_APIS: Record<WireApi, WireApiAdapter> = {
@@ -62,7 +65,20 @@ export const WIRE_APIS: Record<WireApi, WireApiAdapter> = {
     usageOf: openAiUsage,
     fullRead: (tokens) => reportedCached(tokens),
     reasoning: "paired",
+    transport: "http",
     prices: OPENAI_PRICES,
+  },
+  "openai-codex-responses": {
+    api: "openai-codex-responses",
+    tag: "[wire-codex]",
+    start: (o) => startFakeCodex(o as never) as unknown as AnyFakeServer,
+    instructionsOf: (b) => responsesInstructions(b as ResponsesRequest),
+    usageOf: openAiUsage,
+    fullRead: (tokens) => reportedCached(tokens),
+    reasoning: "paired",
+    transport: "websocket",
+    // gpt-5.6-terra in pi-ai's registry (openai-codex): writes 1.25× input, reads 0.1×.
+    prices: { input: 2, cached: 0.2, written: 2.5, output: 12 },
   },
   "openai-completions": {
     api: "openai-completions",
@@ -72,6 +88,7 @@ export const WIRE_APIS: Record<WireApi, WireApiAdapter> = {
     usageOf: openAiUsage,
     fullRead: (tokens) => reportedCached(tokens),
     reasoning: "strippable",
+    transport: "http",
     prices: OPENAI_PRICES,
   },
   "google-generative-ai": {
@@ -81,21 +98,24 @@ export const WIRE_APIS: Record<WireApi, WireApiAdapter> = {
     instructionsOf: (b) => geminiInstructions(b as GeminiRequest),
     usageOf: (r) => {
       const u = (r.response as GeminiTurn | undefined)?.usage;
-      return u && { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens, outputTokens: u.candidatesTokens + u.thoughtsTokens };
+      return u && { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens, writtenTokens: 0, outputTokens: u.candidatesTokens + u.thoughtsTokens };
     },
     // gemini-3-flash-preview: implicit caching from 1024 tokens, counted exactly.
     fullRead: (tokens) => (tokens >= 1024 ? tokens : 0),
     reasoning: "strippable",
+    transport: "http",
     prices: { input: 0.5, cached: 0.05, output: 3 },
   },
 };
 
-/** Dollars of the streamed answers of `records` at `a`'s prices (cached tokens are part of the prompt). */
+/** Dollars of the streamed answers of `records` at `a`'s prices (cached and written tokens are part of the prompt). */
 export function runCost(a: WireApiAdapter, records: readonly WireRecord[]): number {
   let usd = 0;
   for (const r of records) {
     const u = a.usageOf(r);
-    if (u) usd += ((u.promptTokens - u.cachedTokens) * a.prices.input + u.cachedTokens * a.prices.cached + u.outputTokens * a.prices.output) / 1e6;
+    if (!u) continue;
+    const plain = u.promptTokens - u.cachedTokens - u.writtenTokens;
+    usd += (plain * a.prices.input + u.cachedTokens * a.prices.cached + u.writtenTokens * (a.prices.written ?? a.prices.input) + u.outputTokens * a.prices.output) / 1e6;
   }
   return usd;
 }

@@ -108,6 +108,17 @@ export function wireSuite(api: WireApi): void {
           `last request: ${stubsOf(last).length} stubs, ${chainsOf(last).length} chains`,
       );
       expect(ratio).toBeLessThan(1);
+      if (a.transport === "websocket") {
+        // Codex: every request on the socket (no fall back to SSE); bare pi continues each one from
+        // the last, the keeper all but those after it changed history (the wire's busts), which go in full.
+        const continued = (r: WireRecord) => typeof r.body.previous_response_id === "string";
+        const line = (run: typeof keep) => `${run.requests.filter((r) => r.transport === "websocket").length}/${run.requests.length} on the socket, ${run.mainRequests.filter(continued).length} continued`;
+        console.log(`${tag} transport: bare ${line(bare)}; keeper ${line(keep)}`);
+        for (const run of [bare, keep]) expect(run.requests.every((r) => r.transport === "websocket")).toBe(true);
+        expect(bare.mainRequests.filter(continued).length).toBe(bare.mainRequests.length - 1);
+        expect(wireBusts).toBeGreaterThan(0);
+        expect(keep.mainRequests.filter((r, i) => i > 0 && !continued(r)).length).toBe(wireBusts);
+      }
     }, 200_000);
 
     test("keeper_recall brings back every pruned output, byte for byte", async () => {

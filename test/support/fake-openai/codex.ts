@@ -16,8 +16,8 @@
  *   an id that is not the connection's last response is refused with the code
  *   `previous_response_not_found` (pi-ai then sends the full request once). Over HTTP nothing is
  *   stored (`store: false`), so a continuation there is refused the same way.
- * - Usage reports cache writes (`cache_write_tokens`) with `cache.reportWrites` (the GPT-5.6+
- *   Codex models are priced with them).
+ * - Usage reports cache writes (`cache_write_tokens`), as for the Codex models pi-ai's registry
+ *   prices with cache writes (GPT-5.6 and later); `cache.reportWrites: false` turns it off.
  */
 import type { FakeServer } from "../fake-core.ts";
 import { openAiErrorBody, startOpenAiFake } from "./emit.ts";
@@ -64,7 +64,8 @@ export function replayedItems(t: EmittedTurn): JsonObject[] {
 
 type Continuation = { responseId: string; input: JsonObject[] };
 
-export function startFakeCodex(options: FakeCodexOptions = {}): FakeCodex {
+export function startFakeCodex(o: FakeCodexOptions = {}): FakeCodex {
+  const options = { ...o, cache: { reportWrites: true, ...o.cache } };
   const base = responsesDialect(options);
   const account = options.accountId ?? DEFAULT_CODEX_ACCOUNT;
   return startOpenAiFake<ResponsesRequest>(
