@@ -13,7 +13,8 @@ export type WireItem =
   | { kind: "user"; text: string }
   | { kind: "text"; text: string; id?: string }
   | { kind: "reasoning"; text: string; id?: string }
-  | { kind: "call"; callId: string; id?: string; name: string; args: string }
+  /** `signature`: the thought signature on a Gemini function call part. */
+  | { kind: "call"; callId: string; id?: string; name: string; args: string; signature?: string }
   | { kind: "result"; callId: string; text: string };
 
 export type WireBody = ResponsesRequest | ChatRequest | GeminiRequest;
@@ -57,7 +58,10 @@ function geminiItems(body: GeminiRequest): WireItem[] {
     let calls = 0;
     let responses = 0;
     for (const p of c.parts) {
-      if (p.functionCall) out.push({ kind: "call", callId: p.functionCall.id ?? `${ci}#${calls++}`, name: p.functionCall.name, args: JSON.stringify(p.functionCall.args ?? {}) });
+      if (p.functionCall) {
+        const call = p.functionCall;
+        out.push({ kind: "call", callId: call.id ?? `${ci}#${calls++}`, name: call.name, args: JSON.stringify(call.args ?? {}), ...(p.thoughtSignature ? { signature: p.thoughtSignature } : {}) });
+      }
       else if (p.functionResponse) {
         const r = p.functionResponse.response ?? {};
         out.push({ kind: "result", callId: p.functionResponse.id ?? `${ci - 1}#${responses++}`, text: String(r.output ?? r.error ?? "") });

@@ -77,6 +77,10 @@ export function wireSuite(api: WireApi): void {
         expect(new Set(calls).size).toBe(calls.length);
         expect([...results].sort()).toEqual([...calls].sort());
       }
+      // A call the provider signed (Gemini's thought signatures) keeps its signature wherever the keeper sends it.
+      const signatures = new Map(bare.mainRequests.flatMap((r) => items(r).flatMap((i) => (i.kind === "call" && i.signature ? [[i.callId, i.signature] as const] : []))));
+      if (api === "google-generative-ai") expect(signatures.size).toBeGreaterThan(10);
+      for (const r of keep.mainRequests) for (const i of items(r)) if (i.kind === "call" && signatures.has(i.callId)) expect(i.signature).toBe(signatures.get(i.callId));
       const reasoningBefore = (all: WireItem[], end: number) => all.slice(0, end).filter((i) => i.kind === "reasoning").length;
       const previousPrompt = (all: WireItem[]) => lastPromptIndex(all.slice(0, lastPromptIndex(all)));
       if (a.reasoning === "strippable") {
