@@ -56,45 +56,39 @@ const openAiUsage = (r: WireRecord): WireUsage | undefined => {
   return u && { promptTokens: u.promptTokens, cachedTokens: u.cachedTokens, writtenTokens: u.cacheWriteTokens ?? 0, outputTokens: u.outputTokens };
 };
 
+/** An OpenAI wire: automatic prefix caching in 128-token steps, usage as the OpenAI fakes report it. */
+function openAiAdapter(a: Pick<WireApiAdapter, "api" | "tag" | "start" | "instructionsOf" | "reasoning" | "transport" | "prices">): WireApiAdapter {
+  return { ...a, usageOf: openAiUsage, fullRead: (tokens) => reportedCached(tokens) };
+}
+
+const serverOf = (start: (o: never) => unknown) => (o: Parameters<WireApiAdapter["start"]>[0]) => start(o as never) as AnyFakeServer;
+const responsesText = (b: WireBody) => responsesInstructions(b as ResponsesRequest);
+
 export const WIRE_APIS: Record<WireApi, WireApiAdapter> = {
-  "openai-responses": {
-    api: "openai-responses",
-    tag: "[wire-openai-responses]",
-    start: (o) => startFakeResponses(o as never) as unknown as AnyFakeServer,
-    instructionsOf: (b) => responsesInstructions(b as ResponsesRequest),
-    usageOf: openAiUsage,
-    fullRead: (tokens) => reportedCached(tokens),
-    reasoning: "paired",
-    transport: "http",
-    prices: OPENAI_PRICES,
-  },
-  "openai-codex-responses": {
+  "openai-responses": openAiAdapter({ api: "openai-responses", tag: "[wire-openai-responses]", start: serverOf(startFakeResponses), instructionsOf: responsesText, reasoning: "paired", transport: "http", prices: OPENAI_PRICES }),
+  // gpt-5.6-terra in pi-ai's registry (openai-codex): writes 1.25× input, reads 0.1×.
+  "openai-codex-responses": openAiAdapter({
     api: "openai-codex-responses",
     tag: "[wire-codex]",
-    start: (o) => startFakeCodex(o as never) as unknown as AnyFakeServer,
-    instructionsOf: (b) => responsesInstructions(b as ResponsesRequest),
-    usageOf: openAiUsage,
-    fullRead: (tokens) => reportedCached(tokens),
+    start: serverOf(startFakeCodex),
+    instructionsOf: responsesText,
     reasoning: "paired",
     transport: "websocket",
-    // gpt-5.6-terra in pi-ai's registry (openai-codex): writes 1.25× input, reads 0.1×.
     prices: { input: 2, cached: 0.2, written: 2.5, output: 12 },
-  },
-  "openai-completions": {
+  }),
+  "openai-completions": openAiAdapter({
     api: "openai-completions",
     tag: "[wire-openai-completions]",
-    start: (o) => startFakeCompletions(o as never) as unknown as AnyFakeServer,
+    start: serverOf(startFakeCompletions),
     instructionsOf: (b) => chatInstructions(b as ChatRequest),
-    usageOf: openAiUsage,
-    fullRead: (tokens) => reportedCached(tokens),
     reasoning: "strippable",
     transport: "http",
     prices: OPENAI_PRICES,
-  },
+  }),
   "google-generative-ai": {
     api: "google-generative-ai",
     tag: "[wire-google]",
-    start: (o) => startFakeGoogle(o as never) as unknown as AnyFakeServer,
+    start: serverOf(startFakeGoogle),
     instructionsOf: (b) => geminiInstructions(b as GeminiRequest),
     usageOf: (r) => {
       const u = (r.response as GeminiTurn | undefined)?.usage;
