@@ -45,6 +45,17 @@ describe("cacheBodyOf", () => {
     expect(view.tools).toHaveLength(1);
   });
 
+  test("Codex: the tools of the leading additional_tools item are tools, the prompt after it the system; a later one stays in place", () => {
+    const tools = [{ type: "function", name: "read", parameters: {} }, { type: "function", name: "bash", parameters: {} }];
+    const [developer, ...rest] = responses().input;
+    const added = { type: "additional_tools", role: "developer", tools: [{ type: "function", name: "mcp_x", parameters: {} }] };
+    const view = responsesView({ input: [{ type: "additional_tools", role: "developer", tools }, developer, ...rest, added] });
+    expect(view.tools).toEqual(tools as never);
+    expect(view.system).toEqual([{ type: "text", text: "You are pi.", item: developer }] as never);
+    expect(view.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    expect((view.messages[2]!.content as Array<Record<string, unknown>>).at(-1)).toMatchObject({ type: "text", item: added });
+  });
+
   test("its digest sees a change to an old output from that message on, and nothing before it", () => {
     const first = digestBody(responsesView(responses()));
     expect(digestBody(responsesView(responses()), first).unchanged).toBe(3);

@@ -92,8 +92,11 @@ export function flattenRequest(body: WireRequestBody): FlatBlock[] {
  * - A payload with `messages` (Anthropic Messages, OpenAI Chat Completions — whose messages
  *   `messageBlocks` reads with their fields beside the content) is read as it is.
  * - An OpenAI Responses payload (`openai-responses`, Codex, Azure: `input` items, no `messages`)
- *   is read through a view: its leading `developer` / `system` items are the system prompt, the
- *   other items are grouped into user and assistant messages — a `reasoning` item as a thinking
+ *   is read through a view: its leading `developer` / `system` items are the system prompt and
+ *   the tools of its leading `additional_tools` items (where Codex declares every tool, ahead of
+ *   the prompt) are tools beside the top-level ones; the other items are grouped into user and
+ *   assistant messages (a later `additional_tools` item, a tool added mid-conversation, stays in
+ *   place as a block) — a `reasoning` item as a thinking
  *   block, a `function_call` as a tool use, a `function_call_output` as a tool result (the call's
  *   `call_id` as the id) — and each block keeps its whole item, so every byte of it takes part
  *   in the prefix hashes. The view is never sent.
@@ -146,8 +149,11 @@ const isInstruction = (item: Item) => item.type === undefined || item.type === "
 export function responsesView(payload: { input: unknown[]; tools?: unknown[] }): WireRequestBody {
   const input = payload.input.filter((i): i is Item => typeof i === "object" && i !== null);
   let start = 0;
-  while (start < input.length && isInstruction(input[start]!)) start++;
-  const system = input.slice(0, start).map((item) => ({ type: "text" as const, text: textOf(item.content), item }));
+  while (start < input.length && (isInstruction(input[start]!) || input[start]!.type === "additional_tools")) start++;
+  const head = input.slice(0, start);
+  const anchored = head.flatMap((item) => (item.type === "additional_tools" && Array.isArray(item.tools) ? (item.tools as unknown[]) : []));
+  const tools = [...(payload.tools ?? []), ...anchored];
+  const system = head.filter((item) => item.type !== "additional_tools").map((item) => ({ type: "text" as const, text: textOf(item.content), item }));
   const messages: WireMessage[] = [];
   for (const item of input.slice(start)) {
     const { role, block } = blockOf(item);
@@ -155,7 +161,7 @@ export function responsesView(payload: { input: unknown[]; tools?: unknown[] }):
     if (last && last.role === role && Array.isArray(last.content)) (last.content as unknown[]).push(block);
     else messages.push({ role, content: [block] } as WireMessage);
   }
-  return { ...(payload.tools ? { tools: payload.tools as WireTool[] } : {}), ...(system.length > 0 ? { system } : {}), messages } as WireRequestBody;
+  return { ...(payload.tools || tools.length > 0 ? { tools: tools as WireTool[] } : {}), ...(system.length > 0 ? { system } : {}), messages } as WireRequestBody;
 }
 
 type GooglePayload = { contents: unknown[]; config?: { systemInstruction?: unknown; tools?: unknown } };

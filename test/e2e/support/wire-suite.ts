@@ -102,6 +102,10 @@ export function wireSuite(api: WireApi): void {
       const view = keep.notifications.map((n) => n.message).find((m) => m.startsWith("Prompt cache:")) ?? "";
       console.log(`${tag} /keeper cache: ${view.split("\n")[0]} · wire: ${wireBusts} busts`);
       expect(view).toContain(` of ${keep.mainRequests.length} requests`);
+      // It reads Pi's tools and system prompt as such, wherever the format puts them (Codex: an
+      // additional_tools item ahead of the prompt); Chat Completions sends the prompt as its first message, read there.
+      expect(view).toMatch(/\n {2}tools +\w+ +[1-9][\d,]* tokens\n/);
+      if (api !== "openai-completions") expect(view).toMatch(/\n {2}system +\w+ +[1-9][\d,]* tokens\n/);
       expect(view).toMatch(new RegExp(`^Prompt cache: ${wireBusts} of ${keep.mainRequests.length} requests had to write cached history again — ${wireBusts} because this extension changed history`));
       const ratio = runCost(a, keep.requests) / runCost(a, bare.requests);
       const k = promptTotals(a, keep.requests);
