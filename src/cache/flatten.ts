@@ -7,8 +7,8 @@
  * then the block JSON without `cache_control` (moving a mark does not change the prefix).
  * String content is normalized to one text block: the provider renders both forms alike.
  * A Chat Completions message's fields beside its content are one more block (`messageBlocks`).
- * `cacheBodyOf` gives the body to flatten from any payload Pi serialized (a Responses payload
- * through a view).
+ * `cacheBodyOf` gives the body to flatten from any payload Pi serialized (a Responses or a
+ * Google payload through a view).
  */
 import type { WireCacheControl, WireMessage, WireRequestBody, WireTool } from "./wire-types.ts";
 
@@ -110,11 +110,22 @@ export function flattenRequest(body: WireRequestBody, memo?: FlatBytesMemo): Fla
  * - A payload with `messages` (Anthropic Messages, OpenAI Chat Completions — whose messages
  *   `messageBlocks` reads with their fields beside the content) is read as it is.
  * - An OpenAI Responses payload (`openai-responses`, Codex, Azure: `input` items, no `messages`)
- *   is read through a view: its leading `developer` / `system` items are the system prompt, the
- *   other items are grouped into user and assistant messages — a `reasoning` item as a thinking
+ *   is read through a view: its leading `developer` / `system` items are the system prompt and
+ *   the tools of its leading `additional_tools` items (where Codex declares every tool, ahead of
+ *   the prompt) are tools beside the top-level ones; the other items are grouped into user and
+ *   assistant messages (a later `additional_tools` item, a tool added mid-conversation, stays in
+ *   place as a block) — a `reasoning` item as a thinking
  *   block, a `function_call` as a tool use, a `function_call_output` as a tool result (the call's
  *   `call_id` as the id) — and each block keeps its whole item, so every byte of it takes part
  *   in the prefix hashes. The view is never sent.
+ * - A Google payload (`google-generative-ai`, `google-vertex`: pi-ai's `{ model, contents, config }`
+ *   before @google/genai builds the request) is read through a view too: the system instruction
+ *   is the system prompt, the function declarations are the tools, each content is one message
+ *   (`model` → assistant) whose parts are its blocks — a thought as a thinking block (its
+ *   signature as the signature), a function call as a tool use, a function response as a tool
+ *   result — each block keeping its whole part. A call and its response are paired by their id,
+ *   or, without ids (Gemini 2.5), by their place: the k-th response answers the k-th call of the
+ *   content before it, as Google pairs them.
  * - Anything else: undefined (not a body this analysis understands).
  */
 type Item = Record<string, unknown>;
@@ -156,8 +167,11 @@ const isInstruction = (item: Item) => item.type === undefined || item.type === "
 export function responsesView(payload: { input: unknown[]; tools?: unknown[] }): WireRequestBody {
   const input = payload.input.filter((i): i is Item => typeof i === "object" && i !== null);
   let start = 0;
-  while (start < input.length && isInstruction(input[start]!)) start++;
-  const system = input.slice(0, start).map((item) => ({ type: "text" as const, text: textOf(item.content), item }));
+  while (start < input.length && (isInstruction(input[start]!) || input[start]!.type === "additional_tools")) start++;
+  const head = input.slice(0, start);
+  const anchored = head.flatMap((item) => (item.type === "additional_tools" && Array.isArray(item.tools) ? (item.tools as unknown[]) : []));
+  const tools = [...(payload.tools ?? []), ...anchored];
+  const system = head.filter((item) => item.type !== "additional_tools").map((item) => ({ type: "text" as const, text: textOf(item.content), item }));
   const messages: WireMessage[] = [];
   for (const item of input.slice(start)) {
     const { role, block } = blockOf(item);
@@ -165,14 +179,54 @@ export function responsesView(payload: { input: unknown[]; tools?: unknown[] }):
     if (last && last.role === role && Array.isArray(last.content)) (last.content as unknown[]).push(block);
     else messages.push({ role, content: [block] } as WireMessage);
   }
-  return { ...(payload.tools ? { tools: payload.tools as WireTool[] } : {}), ...(system.length > 0 ? { system } : {}), messages } as WireRequestBody;
+  return { ...(payload.tools || tools.length > 0 ? { tools: tools as WireTool[] } : {}), ...(system.length > 0 ? { system } : {}), messages } as WireRequestBody;
+}
+
+type GooglePayload = { contents: unknown[]; config?: { systemInstruction?: unknown; tools?: unknown } };
+
+/** The id a Google call or response is paired by: its own, else its place (content index of the call, then k). */
+const googleCallId = (own: unknown, callContent: number, k: number) => (typeof own === "string" && own ? own : `${callContent}#${k}`);
+
+function googleBlock(part: Item, contentIndex: number, k: { call: number; response: number }): Record<string, unknown> {
+  const call = part.functionCall as Item | undefined;
+  if (call) return { type: "tool_use", id: googleCallId(call.id, contentIndex, k.call++), name: String(call.name), input: call.args ?? {}, part };
+  const response = part.functionResponse as Item | undefined;
+  if (response) {
+    const r = response.response as Item | undefined;
+    const content = typeof r?.output === "string" ? r.output : typeof r?.error === "string" ? r.error : JSON.stringify(r ?? {});
+    return { type: "tool_result", tool_use_id: googleCallId(response.id, contentIndex - 1, k.response++), content, part };
+  }
+  if (part.thought === true) return { type: "thinking", thinking: String(part.text ?? ""), signature: String(part.thoughtSignature ?? ""), part };
+  if (typeof part.text === "string") return { type: "text", text: part.text, part };
+  return { type: "google_part", part };
+}
+
+/** A Google payload read as a messages body (see the module comment). */
+export function googleView(payload: GooglePayload): WireRequestBody {
+  const config = payload.config ?? {};
+  const instruction = config.systemInstruction;
+  const systemText = typeof instruction === "string" ? instruction : textOf((instruction as Item | undefined)?.parts);
+  const declarations = Array.isArray(config.tools) ? (config.tools as Item[]).flatMap((t) => (Array.isArray(t.functionDeclarations) ? (t.functionDeclarations as Item[]) : [])) : [];
+  const messages = payload.contents
+    .filter((c): c is Item => typeof c === "object" && c !== null)
+    .map((c, ci) => {
+      const k = { call: 0, response: 0 };
+      const parts = Array.isArray(c.parts) ? (c.parts as unknown[]).filter((p): p is Item => typeof p === "object" && p !== null) : [];
+      return { role: c.role === "model" ? "assistant" : "user", content: parts.map((p) => googleBlock(p, ci, k)) } as WireMessage;
+    });
+  return {
+    ...(declarations.length > 0 ? { tools: declarations as WireTool[] } : {}),
+    ...(systemText ? { system: [{ type: "text" as const, text: systemText }] } : {}),
+    messages,
+  } as WireRequestBody;
 }
 
 /** What the cache analysis reads for `payload` (the payload itself, a view of it, or undefined). */
 export function cacheBodyOf(payload: unknown): WireRequestBody | undefined {
   if (typeof payload !== "object" || payload === null) return undefined;
-  const p = payload as { messages?: unknown; input?: unknown; tools?: unknown };
+  const p = payload as { messages?: unknown; input?: unknown; contents?: unknown; tools?: unknown };
   if (Array.isArray(p.messages)) return payload as WireRequestBody;
   if (Array.isArray(p.input)) return responsesView(p as { input: unknown[]; tools?: unknown[] });
+  if (Array.isArray(p.contents)) return googleView(p as GooglePayload);
   return undefined;
 }

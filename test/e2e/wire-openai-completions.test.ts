@@ -1,4 +1,4 @@
-/** The keeper on the OpenAI Chat Completions wire (openai-completions: what llama.cpp, vLLM and Ollama speak) (see support/openai-suite.ts). */
-import { openAiWireSuite } from "./support/openai-suite.ts";
+/** The keeper on the OpenAI Chat Completions wire (openai-completions: what llama.cpp, vLLM and Ollama speak) (see support/wire-suite.ts). */
+import { wireSuite } from "./support/wire-suite.ts";
 
-openAiWireSuite("openai-completions");
+wireSuite("openai-completions");

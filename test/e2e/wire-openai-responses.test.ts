@@ -1,4 +1,4 @@
-/** The keeper on the OpenAI Responses wire (openai-responses) (see support/openai-suite.ts). */
-import { openAiWireSuite } from "./support/openai-suite.ts";
+/** The keeper on the OpenAI Responses wire (openai-responses) (see support/wire-suite.ts). */
+import { wireSuite } from "./support/wire-suite.ts";
 
-openAiWireSuite("openai-responses");
+wireSuite("openai-responses");

@@ -10,8 +10,13 @@
  * - A list script that runs out answers a text-only "script exhausted" turn and counts it.
  * - `effectiveBody` is what the provider acts on: the body as sent, or, for a request that
  *   continues a server-side thread, the full request the thread stands for.
+ * - A body sent with `content-encoding: zstd` (Codex compresses its requests) is decompressed.
+ * - A dialect with a `socket` also takes requests as messages on a WebSocket at its paths (Codex):
+ *   each message is recorded and answered like a POST, its answer sent as messages; the
+ *   connection's own state (a `channel` object, one per socket) goes to `admit` and `onAnswered`.
  */
 import { randomBytes } from "node:crypto";
+import { zstdDecompressSync } from "node:zlib";
 import type { MainStep, RequestKind, ScriptedError, SideAnswer } from "./fake-anthropic/types.ts";
 
 /** A provider's answer instead of a stream: HTTP status, error type, message, and the provider's extra fields. */
@@ -26,7 +31,10 @@ export type FakeRecord<Body, Emitted> = {
   arrivedAtMs: number;
   sinceStartMs: number;
   url: string;
+  /** The request's headers (for a WebSocket message: the upgrade request's). */
   headers: Record<string, string>;
+  /** An HTTP POST, or a message on a WebSocket (the core always sets it). */
+  transport?: "http" | "websocket";
   raw: string;
   /** The body as sent. */
   body: Body;
@@ -47,23 +55,38 @@ export type FakeSideRouter<R> = (ctx: FakeContext<R>) => SideAnswer | Promise<Si
 export interface Dialect<Body, Emitted> {
   /** Pi's `api` for this wire format. */
   readonly api: string;
-  /** The POST paths the provider serves. */
-  readonly paths: readonly string[];
+  /** The POST paths the provider serves (a pattern for a path that carries the model, as Google's does). */
+  readonly paths: readonly (string | RegExp)[];
   classify(body: Body): RequestKind;
   /** Whether the parsed JSON can be read as a request at all (else a 400, not recorded). */
   isRequest(parsed: unknown): parsed is Body;
-  /** The body to act on, or the refusal the provider answers (validation included). */
-  admit(body: Body, headers: Headers): { effective: Body } | { refusal: Refusal };
+  /**
+   * The body to act on, or the refusal the provider answers (validation included); `url` is the
+   * request's, `channel` the WebSocket connection's state (undefined over HTTP).
+   */
+  admit(body: Body, headers: Headers, url: URL, channel?: Channel): { effective: Body } | { refusal: Refusal };
   /** The turn the server streams for `step` (ids, usage, and any server-side state it keeps). */
   emit(effective: Body, step: MainStep | SideAnswer, record: FakeRecord<Body, Emitted>): Emitted;
   /** The SSE events of `emitted`, one string per event. */
   encode(emitted: Emitted, effective: Body): string[];
   errorBody(e: Refusal): string;
   /** Called once an admitted request is answered: with the streamed turn, or undefined after a scripted error. */
-  onAnswered?(effective: Body, emitted: Emitted | undefined): void;
+  onAnswered?(effective: Body, emitted: Emitted | undefined, channel?: Channel): void;
   /** Headers of a streamed answer beyond the content type. */
   streamHeaders?(emitted: Emitted): Record<string, string>;
+  /** Requests as WebSocket messages too (see the module comment). */
+  socket?: {
+    readonly paths: readonly (string | RegExp)[];
+    /** The request a message carries, or undefined when it carries none (answered with `errorFrame`). */
+    requestOf(message: unknown): Body | undefined;
+    /** The messages of an answer, in order. */
+    frames(emitted: Emitted, effective: Body): string[];
+    errorFrame(e: Refusal): string;
+  };
 }
+
+/** One WebSocket connection's state, kept by the dialect. */
+export type Channel = Record<string, unknown>;
 
 export type FakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emitted> = FakeRecord<Body, Emitted>> = {
   readonly port: number;
@@ -130,32 +153,19 @@ export function startFakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emit
     return EXHAUSTED_STEP;
   }
 
-  function refuse(record: Rec | undefined, e: Refusal): Response {
-    if (record) {
-      record.status = e.status;
-      record.errorMessage = e.message;
-      const code = e.code ?? (e.details?.error_code as string | undefined);
-      if (code) record.errorCode = code;
-    }
+  function refuse(rec: Rec | undefined, e: Refusal): Response {
+    record(rec, e);
     return new Response(dialect.errorBody(e), { status: e.status, headers: { "content-type": "application/json" } });
   }
 
-  async function handle(req: Request): Promise<Response> {
-    const url = new URL(req.url);
-    if (req.method !== "POST" || !dialect.paths.includes(url.pathname)) {
-      return refuse(undefined, { status: 404, type: "not_found_error", message: `${req.method} ${url.pathname} not found` });
-    }
-    const raw = await req.text();
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      return refuse(undefined, { status: 400, type: "invalid_request_error", message: "request body is not valid JSON" });
-    }
-    if (!dialect.isRequest(parsed)) return refuse(undefined, { status: 400, type: "invalid_request_error", message: "the request body is not a JSON object" });
-    const body = parsed;
+  const matches = (paths: readonly (string | RegExp)[], pathname: string) => paths.some((p) => (typeof p === "string" ? p === pathname : p.test(pathname)));
+
+  type Received = { record?: Rec; refusal: Refusal } | { record: Rec; emitted: Emitted; effective: Body };
+
+  /** Records one request, admits it, and answers it from the script or the router. */
+  async function receive(body: Body, raw: string, url: URL, headers: Headers, transport: "http" | "websocket", channel?: Channel): Promise<Received> {
     // A continuation carries only the new messages: it is classified by the request it stands for.
-    const admitted = dialect.admit(body, req.headers);
+    const admitted = dialect.admit(body, headers, url, channel);
     const kind = classify("effective" in admitted ? admitted.effective : body);
     const now = Date.now();
     const record = {
@@ -164,8 +174,9 @@ export function startFakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emit
       kindIndex: counts[kind]++,
       arrivedAtMs: now,
       sinceStartMs: now - startedAt,
-      url: req.url,
-      headers: Object.fromEntries(req.headers),
+      url: url.toString(),
+      headers: Object.fromEntries(headers),
+      transport,
       raw,
       body,
       status: 200,
@@ -173,19 +184,57 @@ export function startFakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emit
     requests.push(record);
     for (const w of [...waiters]) w(record);
 
-    if ("refusal" in admitted) return refuse(record, admitted.refusal);
+    if ("refusal" in admitted) return { record, refusal: admitted.refusal };
     record.effectiveBody = admitted.effective;
     const ctx: FakeContext<Rec> = { request: record, kindIndex: record.kindIndex };
     const step: MainStep | SideAnswer = kind === "main" ? await nextMainStep(ctx) : await sideRouter(ctx);
     if (step.delayMs) await sleep(step.delayMs);
     if (step.error) {
-      dialect.onAnswered?.(admitted.effective, undefined);
-      return refuse(record, step.error);
+      dialect.onAnswered?.(admitted.effective, undefined, channel);
+      return { record, refusal: step.error };
     }
     const emitted = dialect.emit(admitted.effective, step, record);
     record.response = emitted;
-    dialect.onAnswered?.(admitted.effective, emitted);
-    const events = dialect.encode(emitted, admitted.effective);
+    dialect.onAnswered?.(admitted.effective, emitted, channel);
+    return { record, emitted, effective: admitted.effective };
+  }
+
+  function record(rec: Rec | undefined, e: Refusal): void {
+    if (!rec) return;
+    rec.status = e.status;
+    rec.errorMessage = e.message;
+    const code = e.code ?? (e.details?.error_code as string | undefined);
+    if (code) rec.errorCode = code;
+  }
+
+  function parse(raw: string): { body: Body } | { refusal: Refusal } {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      return { refusal: { status: 400, type: "invalid_request_error", message: "request body is not valid JSON" } };
+    }
+    return dialect.isRequest(parsed) ? { body: parsed } : { refusal: { status: 400, type: "invalid_request_error", message: "the request body is not a JSON object" } };
+  }
+
+  type SocketData = { url: URL; headers: Headers; channel: Channel; queue: Promise<void> };
+  type Socket = import("bun").ServerWebSocket<SocketData>;
+
+  async function handle(req: Request, srv: import("bun").Server<SocketData>): Promise<Response | undefined> {
+    const url = new URL(req.url);
+    if (dialect.socket && req.headers.get("upgrade")?.toLowerCase() === "websocket" && matches(dialect.socket.paths, url.pathname)) {
+      if (srv.upgrade(req, { data: { url, headers: req.headers, channel: {}, queue: Promise.resolve() } })) return undefined;
+    }
+    if (req.method !== "POST" || !matches(dialect.paths, url.pathname)) {
+      return refuse(undefined, { status: 404, type: "not_found_error", message: `${req.method} ${url.pathname} not found` });
+    }
+    const bytes = new Uint8Array(await req.arrayBuffer());
+    const raw = new TextDecoder().decode(req.headers.get("content-encoding") === "zstd" ? zstdDecompressSync(bytes) : bytes);
+    const parsed = parse(raw);
+    if ("refusal" in parsed) return refuse(undefined, parsed.refusal);
+    const got = await receive(parsed.body, raw, url, req.headers, "http");
+    if ("refusal" in got) return refuse(got.record, got.refusal);
+    const events = dialect.encode(got.emitted, got.effective);
     const encoder = new TextEncoder();
     const stream = new ReadableStream<Uint8Array>({
       start(controller) {
@@ -195,11 +244,45 @@ export function startFakeServer<Body, Emitted, Rec extends FakeRecord<Body, Emit
     });
     return new Response(stream, {
       status: 200,
-      headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...dialect.streamHeaders?.(emitted) },
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache", ...dialect.streamHeaders?.(got.emitted) },
     });
   }
 
-  const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 255, fetch: handle });
+  /** One WebSocket message: answered in arrival order on its connection. */
+  async function onMessage(ws: Socket, message: string | Buffer): Promise<void> {
+    const socket = dialect.socket!;
+    const raw = typeof message === "string" ? message : new TextDecoder().decode(message);
+    let parsedMessage: unknown;
+    try {
+      parsedMessage = JSON.parse(raw);
+    } catch {
+      parsedMessage = undefined;
+    }
+    const request = socket.requestOf(parsedMessage);
+    if (request === undefined || !dialect.isRequest(request)) {
+      ws.send(socket.errorFrame({ status: 400, type: "invalid_request_error", message: "the message is not a request" }));
+      return;
+    }
+    const got = await receive(request, raw, ws.data.url, ws.data.headers, "websocket", ws.data.channel);
+    if ("refusal" in got) {
+      record(got.record, got.refusal);
+      ws.send(socket.errorFrame(got.refusal));
+      return;
+    }
+    for (const frame of socket.frames(got.emitted, got.effective)) ws.send(frame);
+  }
+
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    idleTimeout: 255,
+    fetch: handle,
+    websocket: {
+      message(ws: Socket, message: string | Buffer) {
+        ws.data.queue = ws.data.queue.then(() => onMessage(ws, message));
+      },
+    },
+  });
   const port = server.port as number;
 
   return {

@@ -1,7 +1,8 @@
 /**
  * Runs the REAL pi CLI headless against a fake provider server: the fake Anthropic server by
- * default; `api` (or a `server` of that kind) picks OpenAI Responses or Chat Completions, whose
- * models.json entry pi-provider.ts writes (as it does a `compat` block).
+ * default; `api` (or a `server` of that kind) picks OpenAI Responses, the Codex backend, Chat
+ * Completions or Google Generative AI, whose models.json entry pi-provider.ts writes (as it does
+ * a `compat` block).
  *
  * Recipe (verified with Pi 1.6.0):
  * - Workspace under os.tmpdir(): `agent/` (PI_CODING_AGENT_DIR) holding `models.json` — provider
@@ -31,7 +32,8 @@ import { join, resolve } from "node:path";
 import { startFakeAnthropic, type FakeAnthropic, type FakeAnthropicOptions } from "./fake-anthropic/server.ts";
 import type { MainScript, RecordedRequest, RequestClassifier, SideRouter } from "./fake-anthropic/types.ts";
 import type { FakeServer } from "./fake-core.ts";
-import { startFakeCompletions, startFakeResponses } from "./fake-openai/index.ts";
+import { startFakeGoogle } from "./fake-google/index.ts";
+import { startFakeCodex, startFakeCompletions, startFakeResponses } from "./fake-openai/index.ts";
 import { writeProviderEntry, type PiApi } from "./pi-provider.ts";
 import type { SandboxFiles } from "./scenario-sandbox.ts";
 import { findPiRuntime, type PiRuntime } from "../../scripts/pi-runtime.mjs";
@@ -72,7 +74,7 @@ export type RpcStep =
   /** Waits until any record of this run (past ones included) matches. */
   | { waitFor: (record: RpcRecord, all: readonly RpcRecord[]) => boolean; timeoutMs?: number };
 
-/** Any fake provider server (fake-core.ts): Anthropic Messages by default, OpenAI Responses or Chat Completions. */
+/** Any fake provider server (fake-core.ts): Anthropic Messages by default, OpenAI Responses, Codex, Chat Completions or Google. */
 export type AnyFakeServer = FakeServer<unknown, unknown>;
 /** The record type of a fake server's requests. */
 export type RecordOf<S extends AnyFakeServer> = S["requests"][number];
@@ -89,7 +91,7 @@ export type RunPiOptions<S extends AnyFakeServer = FakeAnthropic> = {
   server?: S;
   /**
    * The API pi speaks (default: the server's; `anthropic-messages` for a server the runner starts).
-   * For an OpenAI API without a server the runner starts that fake with `script` (a list).
+   * For another API without a server the runner starts that API's fake with `script` (a list).
    */
   api?: PiApi;
   /** The model's `compat` block in models.json (e.g. `{ supportsMessageThreads: true }`). */
@@ -154,10 +156,11 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The server a run starts when none is given: the fake for `o.api` (Anthropic Messages by default). */
 function startServerFor<S extends AnyFakeServer>(o: RunPiOptions<S>): S {
-  if (o.api === "openai-responses" || o.api === "openai-completions") {
-    if (typeof o.script === "function") throw new Error("[pi-runner] a function script on an OpenAI API needs a server of its own (pass `server`)");
+  if (o.api !== undefined && o.api !== "anthropic-messages") {
+    if (typeof o.script === "function") throw new Error(`[pi-runner] a function script on ${o.api} needs a server of its own (pass \`server\`)`);
     const options = { script: o.script, idNonce: o.serverOptions?.idNonce };
-    return (o.api === "openai-responses" ? startFakeResponses(options) : startFakeCompletions(options)) as unknown as S;
+    const start = { "openai-responses": startFakeResponses, "openai-codex-responses": startFakeCodex, "openai-completions": startFakeCompletions, "google-generative-ai": startFakeGoogle }[o.api];
+    return start(options) as unknown as S;
   }
   return startFakeAnthropic({
     ...o.serverOptions,

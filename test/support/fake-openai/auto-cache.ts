@@ -9,15 +9,17 @@
  *   `ttlMs` (10 minutes) since its last use.
  * - A request reads the longest live cached prefix it starts with; the cached count is reported
  *   in `stepTokens` (128) steps from the minimum: 1024, 1152, 1280, … (below 1024: nothing).
- * - No write premium: the newly cached part is billed as plain input (OpenAI reports no write).
+ * - No write premium: the newly cached part is billed as plain input (OpenAI reports no write),
+ *   unless `reportWrites` (models priced with cache writes, GPT-5.6+ on Codex): then a request
+ *   that is cached after it reports what it did not read as written (`cache_write_tokens`).
  */
 import { createHash } from "node:crypto";
 
 export type AutoCacheEntry = { expiresAtMs: number };
 
-export type AutoCacheOptions = { minTokens?: number; stepTokens?: number; ttlMs?: number };
+export type AutoCacheOptions = { minTokens?: number; stepTokens?: number; ttlMs?: number; reportWrites?: boolean };
 
-export type AutoCachePlan = { promptTokens: number; cachedTokens: number };
+export type AutoCachePlan = { promptTokens: number; cachedTokens: number; writtenTokens?: number };
 
 export function unitTokens(json: string): number {
   return Math.ceil(json.length / 4);
@@ -48,5 +50,6 @@ export function planAutoCache(key: string, units: string[], cache: Map<string, A
   }
   // Every prefix is kept (a short one is what a longer one extends); only ≥ minTokens is ever reported.
   if (sum >= minTokens) for (const [hash] of prefixes) cache.set(hash, { expiresAtMs: nowMs + ttlMs });
-  return { promptTokens: sum, cachedTokens: Math.min(reportedCached(matched, minTokens, o.stepTokens ?? 128), sum) };
+  const cachedTokens = Math.min(reportedCached(matched, minTokens, o.stepTokens ?? 128), sum);
+  return { promptTokens: sum, cachedTokens, ...(o.reportWrites ? { writtenTokens: sum >= minTokens ? sum - cachedTokens : 0 } : {}) };
 }

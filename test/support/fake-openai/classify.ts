@@ -1,9 +1,10 @@
 /**
  * Main loop vs side requests on the OpenAI wire formats, by the fake Anthropic server's rule
- * (../fake-anthropic/classify.ts): main when the tools offer one of Pi's built-in coding tools
- * and the instructions are not Pi's summarization prompt; side otherwise (Pi's compaction and
- * branch summaries, this project's summarizer calls). The instructions are the leading
- * `developer` / `system` item or message.
+ * (../fake-anthropic/classify.ts): main when the tools (Responses: also those of
+ * `additional_tools` items) offer one of Pi's built-in coding tools and the instructions are not
+ * Pi's summarization prompt; side otherwise (Pi's compaction and branch summaries, this
+ * project's summarizer calls). The instructions are the leading `developer` / `system` item or
+ * message.
  */
 import { PI_BUILTIN_TOOLS, PI_SUMMARIZATION_PROMPT_START } from "../fake-anthropic/classify.ts";
 import type { ChatMessage, ChatRequest, JsonObject, ResponsesRequest } from "./types.ts";
@@ -36,8 +37,14 @@ function offersPiTool(names: string[]): boolean {
   return names.some((n) => (PI_BUILTIN_TOOLS as readonly string[]).includes(n));
 }
 
+/** The tools a Responses request declares: at the top level, and in `additional_tools` input items (Codex on models that take them). */
+export function responsesToolNames(body: ResponsesRequest): string[] {
+  const anchored = body.input.filter((i) => i.type === "additional_tools").flatMap((i) => (Array.isArray(i.tools) ? (i.tools as JsonObject[]) : []));
+  return [...(body.tools ?? []), ...anchored].map((t) => String(t.name ?? ""));
+}
+
 export function classifyResponses(body: ResponsesRequest): "main" | "side" {
-  const names = (body.tools ?? []).map((t) => String(t.name ?? ""));
+  const names = responsesToolNames(body);
   if (!offersPiTool(names)) return "side";
   return responsesInstructions(body).includes(PI_SUMMARIZATION_PROMPT_START) ? "side" : "main";
 }

@@ -34,7 +34,13 @@ export function createTurnFactory(nonce: string, cacheOptions: AutoCacheOptions 
         ...(step.text !== undefined ? { message: { id: `msg_${id}`, text: step.text } } : {}),
         calls,
         finish: "",
-        usage: { promptTokens: plan.promptTokens, cachedTokens: plan.cachedTokens, outputTokens: Math.ceil(outChars / 4) + 1 + reasoningTokens, reasoningTokens },
+        usage: {
+          promptTokens: plan.promptTokens,
+          cachedTokens: plan.cachedTokens,
+          outputTokens: Math.ceil(outChars / 4) + 1 + reasoningTokens,
+          reasoningTokens,
+          ...(plan.writtenTokens !== undefined ? { cacheWriteTokens: plan.writtenTokens } : {}),
+        },
       };
     },
   };

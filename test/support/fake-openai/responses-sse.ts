@@ -4,7 +4,9 @@
  * response.created → per output item: output_item.added, its deltas (reasoning summary parts,
  * output text, function call arguments), output_item.done (with the finished item: the reasoning
  * item's summary and `encrypted_content`, the message's text, the call's arguments) →
- * response.completed (status, the output items, usage with `input_tokens_details.cached_tokens`).
+ * response.completed (status, the output items, usage with `input_tokens_details.cached_tokens`,
+ * and `cache_write_tokens` where the server reports writes). `responsesEvents` gives the same
+ * events as objects: Codex sends each as one WebSocket message.
  */
 import type { EmittedTurn, JsonObject } from "./types.ts";
 
@@ -29,10 +31,16 @@ export function outputItems(t: EmittedTurn): JsonObject[] {
   return items;
 }
 
+/** The SSE frames of `t` (`event:` + `data:`). */
 export function encodeResponsesEvents(t: EmittedTurn, model: string): string[] {
+  return responsesEvents(t, model).map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`);
+}
+
+/** The streaming events of `t`, in order. */
+export function responsesEvents(t: EmittedTurn, model: string): JsonObject[] {
   let seq = 0;
-  const events: string[] = [];
-  const push = (type: string, data: JsonObject) => events.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  const events: JsonObject[] = [];
+  const push = (type: string, data: JsonObject) => events.push({ type, sequence_number: seq++, ...data });
   const response = { id: t.responseId, object: "response", model, status: "in_progress", output: [] as JsonObject[] };
   push("response.created", { response });
   outputItems(t).forEach((item, output_index) => {
@@ -62,7 +70,7 @@ export function encodeResponsesEvents(t: EmittedTurn, model: string): string[] {
   const u = t.usage;
   const usage = {
     input_tokens: u.promptTokens,
-    input_tokens_details: { cached_tokens: u.cachedTokens },
+    input_tokens_details: { cached_tokens: u.cachedTokens, ...(u.cacheWriteTokens !== undefined ? { cache_write_tokens: u.cacheWriteTokens } : {}) },
     output_tokens: u.outputTokens,
     output_tokens_details: { reasoning_tokens: u.reasoningTokens },
     total_tokens: u.promptTokens + u.outputTokens,

@@ -25,7 +25,8 @@ function reasoningRequested(body: ResponsesRequest): boolean {
   return typeof effort === "string" && effort !== "none";
 }
 
-function responsesDialect(o: FakeOpenAiOptions<ResponsesRecord>): Omit<Dialect<ResponsesRequest, EmittedTurn>, "errorBody" | "streamHeaders"> {
+/** The Responses wire on the core (the Codex fake, codex.ts, builds on it). */
+export function responsesDialect(o: FakeOpenAiOptions<ResponsesRecord>): Omit<Dialect<ResponsesRequest, EmittedTurn>, "errorBody" | "streamHeaders"> {
   const turns = createTurnFactory(idNonceOf(o.idNonce), o.cache, (id) => encryptReasoning(id, o.reasoningSecret));
   const pairedReasoning = new Map<string, string>();
   return {

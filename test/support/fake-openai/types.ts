@@ -40,8 +40,11 @@ export type ChatRequest = {
   [key: string]: unknown;
 };
 
-/** Token counts of one answer: prompt (cached part included), cached, output, reasoning. */
-export type OpenAiUsage = { promptTokens: number; cachedTokens: number; outputTokens: number; reasoningTokens: number };
+/**
+ * Token counts of one answer: prompt (cached and written parts included), cached, output,
+ * reasoning; written to the cache, where the server reports writes (Codex on GPT-5.6+).
+ */
+export type OpenAiUsage = { promptTokens: number; cachedTokens: number; outputTokens: number; reasoningTokens: number; cacheWriteTokens?: number };
 
 /** One turn a fake OpenAI server streamed back. */
 export type EmittedTurn = {
@@ -72,7 +75,7 @@ export type FakeOpenAiOptions<R> = {
   /** Secret of the encrypted reasoning content (Responses). */
   reasoningSecret?: string;
   /** The automatic prefix cache (see auto-cache.ts). */
-  cache?: { minTokens?: number; stepTokens?: number; ttlMs?: number };
+  cache?: { minTokens?: number; stepTokens?: number; ttlMs?: number; reportWrites?: boolean };
   /** Set false to answer everything without the refusal checks (default true). */
   validate?: boolean;
 };

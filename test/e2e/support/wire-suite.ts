@@ -1,31 +1,19 @@
 /**
- * The keeper on an OpenAI wire (Responses or Chat Completions), real pi CLI against the fake
- * server of that format: pruning with the thinking strip forced on, side by side with bare pi
- * (cost ×bare printed as `[wire-<api>]`), `keeper_recall` of every pruned output, and async
- * compaction applied. Each `test/e2e/wire-openai-*.test.ts` runs it for its API.
+ * The keeper on one API's wire (OpenAI Responses, Chat Completions, Google Generative AI), real
+ * pi CLI against the fake server of that format (wire-apis.ts): pruning with the thinking strip
+ * forced on, side by side with bare pi (cost ×bare printed as `[wire-<api>]`), `keeper_recall`
+ * of every pruned output, and async compaction applied. Each `test/e2e/wire-*.test.ts` runs it
+ * for its API.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import type { MainStep, ScriptedToolCall } from "../../support/fake-anthropic/index.ts";
+import type { ScriptedToolCall } from "../../support/fake-anthropic/index.ts";
 import { PI_SUMMARIZATION_PROMPT_START } from "../../support/fake-anthropic/index.ts";
 import { compactionsOf, readSteps, sandboxFiles, WIRE_SETUP } from "../../support/compaction/e2e-wire.ts";
-import type { FakeContext } from "../../support/fake-core.ts";
-import { chatInstructions, reportedCached, responsesInstructions, startFakeCompletions, startFakeResponses, type ChatRequest, type ResponsesRequest } from "../../support/fake-openai/index.ts";
 import { createPiWorkspace, runPi, type PiWorkspace, type RpcRecord, type RpcStep } from "../../support/pi-runner.ts";
 import { generateScenario } from "../../support/scenario.ts";
-import { chainsOf, lastPromptIndex, openAiCost, promptTotals, recallCalls, refsOf, stubsOf, wireItems, type OpenAiRecord, type WireItem } from "./openai-wire.ts";
+import { promptTotals, runCost, WIRE_APIS, type WireApi, type WireRecord, type WireScript, type WireSideRouter } from "./wire-apis.ts";
+import { chainsOf, lastPromptIndex, recallCalls, refsOf, stubsOf, wireItems, type WireItem } from "./wire-items.ts";
 import { assemblePages, originalFromSession, parsePage } from "./recall-wire.ts";
-
-export type OpenAiApi = "openai-responses" | "openai-completions";
-
-type Body = ResponsesRequest | ChatRequest;
-type Script = MainStep[] | ((ctx: FakeContext<OpenAiRecord>) => MainStep | Promise<MainStep>);
-type SideRouter = (ctx: FakeContext<OpenAiRecord>) => { text: string; delayMs?: number };
-
-function startFake(api: OpenAiApi, o: { script: Script; sideRouter?: SideRouter; idNonce?: string }) {
-  return api === "openai-responses" ? startFakeResponses(o as never) : startFakeCompletions(o as never);
-}
-
-const instructionsOf = (body: Body) => ("input" in body ? responsesInstructions(body as ResponsesRequest) : chatInstructions(body as ChatRequest));
 
 // Flushes at request ends only (the budget trigger has its own tests); a 1M window keeps bare pi from compacting.
 const KEEPER = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" }, thinkingStrip: { mode: "flush-gated" } };
@@ -40,13 +28,15 @@ const flushed = (n: number): RpcStep => ({
   timeoutMs: 10_000,
 });
 
-const items = (r: OpenAiRecord) => wireItems(r.body);
+const items = (r: WireRecord) => wireItems(r.effectiveBody ?? r.body);
 const loopOf = (all: WireItem[]) => all.slice(lastPromptIndex(all));
 
-export function openAiWireSuite(api: OpenAiApi): void {
+export function wireSuite(api: WireApi): void {
   const workspaces: PiWorkspace[] = [];
   afterAll(() => workspaces.forEach((w) => w.cleanup()));
-  const tag = `[wire-${api}]`;
+  const a = WIRE_APIS[api];
+  const tag = a.tag;
+  const startFake = (o: { script: WireScript; sideRouter?: WireSideRouter; idNonce?: string }) => a.start(o) as ReturnType<typeof a.start> & { requests: WireRecord[] };
 
   describe(`the keeper on the ${api} wire`, () => {
     const scenario = generateScenario({ seed: 7, prompts: 3, stepsPerPrompt: [7, 9], files: 8, fileBytes: [2048, 24576] });
@@ -55,7 +45,7 @@ export function openAiWireSuite(api: OpenAiApi): void {
       const workspace = createPiWorkspace(scenario.files);
       workspaces.push(workspace);
       const arm = async (extension: boolean) => {
-        const server = startFake(api, { script: scenario.steps, idNonce: "same" });
+        const server = startFake({ script: scenario.steps, idNonce: "same" });
         const prompts = extension ? [...scenario.prompts, "/keeper cache"] : scenario.prompts;
         try {
           return await runPi({ server, prompts, mode: "rpc", workspace, model: BIG_WINDOW, thinking: "medium", extension, contextKeeper: KEEPER, timeoutMs: 90_000 });
@@ -87,11 +77,15 @@ export function openAiWireSuite(api: OpenAiApi): void {
         expect(new Set(calls).size).toBe(calls.length);
         expect([...results].sort()).toEqual([...calls].sort());
       }
+      // A call the provider signed (Gemini's thought signatures) keeps its signature wherever the keeper sends it.
+      const signatures = new Map(bare.mainRequests.flatMap((r) => items(r).flatMap((i) => (i.kind === "call" && i.signature ? [[i.callId, i.signature] as const] : []))));
+      if (api === "google-generative-ai") expect(signatures.size).toBeGreaterThan(10);
+      for (const r of keep.mainRequests) for (const i of items(r)) if (i.kind === "call" && signatures.has(i.callId)) expect(i.signature).toBe(signatures.get(i.callId));
       const reasoningBefore = (all: WireItem[], end: number) => all.slice(0, end).filter((i) => i.kind === "reasoning").length;
       const previousPrompt = (all: WireItem[]) => lastPromptIndex(all.slice(0, lastPromptIndex(all)));
-      if (api === "openai-completions") {
-        // reasoning_content goes at flushes from the loops closed before the last flush (the
-        // newest answer at that flush keeps its own); bare pi sends it all.
+      if (a.reasoning === "strippable") {
+        // Reasoning (reasoning_content, Gemini's thought parts) goes at flushes from the loops
+        // closed before the last flush (the newest answer at that flush keeps its own); bare pi sends it all.
         expect(reasoningBefore(bareLast, previousPrompt(bareLast))).toBeGreaterThan(5);
         expect(reasoningBefore(last, previousPrompt(last))).toBe(0);
         expect(reasoningBefore(last, lastPromptIndex(last))).toBeLessThan(reasoningBefore(bareLast, lastPromptIndex(bareLast)));
@@ -104,20 +98,35 @@ export function openAiWireSuite(api: OpenAiApi): void {
         }
       }
       // `/keeper cache` counts the busts the wire shows: requests that did not read the whole previous prompt back.
-      const wireBusts = keep.mainRequests.filter((r, i) => i > 0 && r.response!.usage.cachedTokens < reportedCached(keep.mainRequests[i - 1]!.response!.usage.promptTokens)).length;
+      const wireBusts = keep.mainRequests.filter((r, i) => i > 0 && a.usageOf(r)!.cachedTokens < a.fullRead(a.usageOf(keep.mainRequests[i - 1]!)!.promptTokens)).length;
       const view = keep.notifications.map((n) => n.message).find((m) => m.startsWith("Prompt cache:")) ?? "";
       console.log(`${tag} /keeper cache: ${view.split("\n")[0]} · wire: ${wireBusts} busts`);
       expect(view).toContain(` of ${keep.mainRequests.length} requests`);
+      // It reads Pi's tools and system prompt as such, wherever the format puts them (Codex: an
+      // additional_tools item ahead of the prompt); Chat Completions sends the prompt as its first message, read there.
+      expect(view).toMatch(/\n {2}tools +\w+ +[1-9][\d,]* tokens\n/);
+      if (api !== "openai-completions") expect(view).toMatch(/\n {2}system +\w+ +[1-9][\d,]* tokens\n/);
       expect(view).toMatch(new RegExp(`^Prompt cache: ${wireBusts} of ${keep.mainRequests.length} requests had to write cached history again — ${wireBusts} because this extension changed history`));
-      const ratio = openAiCost(keep.requests) / openAiCost(bare.requests);
-      const k = promptTotals(keep.requests);
-      const b = promptTotals(bare.requests);
+      const ratio = runCost(a, keep.requests) / runCost(a, bare.requests);
+      const k = promptTotals(a, keep.requests);
+      const b = promptTotals(a, bare.requests);
       console.log(
-        `${tag} ${keep.mainRequests.length} main requests; keeper/bare cost ${ratio.toFixed(3)}× ($${openAiCost(keep.requests).toFixed(4)} vs $${openAiCost(bare.requests).toFixed(4)}); ` +
+        `${tag} ${keep.mainRequests.length} main requests; keeper/bare cost ${ratio.toFixed(3)}× ($${runCost(a, keep.requests).toFixed(4)} vs $${runCost(a, bare.requests).toFixed(4)}); ` +
           `prompt tokens ${k.prompt} vs ${b.prompt}, cached ${((k.cached / k.prompt) * 100).toFixed(1)}% vs ${((b.cached / b.prompt) * 100).toFixed(1)}%; ` +
           `last request: ${stubsOf(last).length} stubs, ${chainsOf(last).length} chains`,
       );
       expect(ratio).toBeLessThan(1);
+      if (a.transport === "websocket") {
+        // Codex: every request on the socket (no fall back to SSE); bare pi continues each one from
+        // the last, the keeper all but those after it changed history (the wire's busts), which go in full.
+        const continued = (r: WireRecord) => typeof r.body.previous_response_id === "string";
+        const line = (run: typeof keep) => `${run.requests.filter((r) => r.transport === "websocket").length}/${run.requests.length} on the socket, ${run.mainRequests.filter(continued).length} continued`;
+        console.log(`${tag} transport: bare ${line(bare)}; keeper ${line(keep)}`);
+        for (const run of [bare, keep]) expect(run.requests.every((r) => r.transport === "websocket")).toBe(true);
+        expect(bare.mainRequests.filter(continued).length).toBe(bare.mainRequests.length - 1);
+        expect(wireBusts).toBeGreaterThan(0);
+        expect(keep.mainRequests.filter((r, i) => i > 0 && !continued(r)).length).toBe(wireBusts);
+      }
     }, 200_000);
 
     test("keeper_recall brings back every pruned output, byte for byte", async () => {
@@ -125,7 +134,7 @@ export function openAiWireSuite(api: OpenAiApi): void {
       workspaces.push(workspace);
       const listed = [...scenario.stepsByPrompt[0]!, ...scenario.stepsByPrompt[1]!];
       let cursor = 0;
-      const script: Script = ({ request }) => {
+      const script: WireScript = ({ request }) => {
         const all = items(request);
         const prompt = all[lastPromptIndex(all)];
         if (prompt?.kind !== "user" || !prompt.text.includes(RECALL_PROMPT)) return listed[cursor++] ?? { text: "(script exhausted)" };
@@ -141,7 +150,7 @@ export function openAiWireSuite(api: OpenAiApi): void {
         }
         return calls.length > 0 ? { text: "Recalling pruned outputs.", toolCalls: calls } : { text: "Recovered every pruned output." };
       };
-      const server = startFake(api, { script, idNonce: "recall" });
+      const server = startFake({ script, idNonce: "recall" });
       try {
         const run = await runPi({
           server,
@@ -177,10 +186,10 @@ export function openAiWireSuite(api: OpenAiApi): void {
     test("async compaction: the summary is made in the background and applied at a turn boundary", async () => {
       const workspace = createPiWorkspace(sandboxFiles(13));
       workspaces.push(workspace);
-      const sideRouter: SideRouter = ({ request, kindIndex }) =>
-        instructionsOf(request.body).includes(PI_SUMMARIZATION_PROMPT_START) ? { text: `## Goal\nBackground summary #${kindIndex}.\n\n## Progress\n- read the data files` } : { text: `side answer #${kindIndex}` };
+      const sideRouter: WireSideRouter = ({ request, kindIndex }) =>
+        a.instructionsOf(request.body).includes(PI_SUMMARIZATION_PROMPT_START) ? { text: `## Goal\nBackground summary #${kindIndex}.\n\n## Progress\n- read the data files` } : { text: `side answer #${kindIndex}` };
       const steps = [...readSteps(Array(13).fill(0)), { thinking: "All files read.", text: "Done reading." }];
-      const server = startFake(api, { script: steps, sideRouter, idNonce: "compact" });
+      const server = startFake({ script: steps, sideRouter, idNonce: "compact" });
       try {
         const run = await runPi({
           server,

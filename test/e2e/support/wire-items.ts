@@ -1,10 +1,11 @@
 /**
- * Reading OpenAI request bodies (Responses input items, Chat Completions messages) as one flat
- * list of wire items, for the e2e tests that run the same checks on both formats: human prompts,
- * the keeper's stubs and compressed chains, calls and their results, reasoning and what it went
- * with; plus the cost of a run at OpenAI's prices.
+ * Reading request bodies of the OpenAI and Google formats (Responses input items, Chat
+ * Completions messages, Gemini contents) as one flat list of wire items, for the e2e tests that
+ * run the same checks on each format: human prompts, the keeper's stubs and compressed chains,
+ * calls and their results, reasoning and what it went with.
  */
-import type { ChatRecord, ChatRequest, EmittedTurn, JsonObject, ResponsesRecord, ResponsesRequest } from "../../support/fake-openai/index.ts";
+import type { GeminiRequest } from "../../support/fake-google/index.ts";
+import type { ChatRequest, JsonObject, ResponsesRequest } from "../../support/fake-openai/index.ts";
 import { CHAIN_HEAD, STUB_HEAD } from "./recall-wire.ts";
 
 export type WireItem =
@@ -12,10 +13,11 @@ export type WireItem =
   | { kind: "user"; text: string }
   | { kind: "text"; text: string; id?: string }
   | { kind: "reasoning"; text: string; id?: string }
-  | { kind: "call"; callId: string; id?: string; name: string; args: string }
+  /** `signature`: the thought signature on a Gemini function call part. */
+  | { kind: "call"; callId: string; id?: string; name: string; args: string; signature?: string }
   | { kind: "result"; callId: string; text: string };
 
-export type OpenAiRecord = ResponsesRecord | ChatRecord;
+export type WireBody = ResponsesRequest | ChatRequest | GeminiRequest;
 
 function textOf(content: unknown): string {
   if (typeof content === "string") return content;
@@ -48,8 +50,30 @@ function chatItems(body: ChatRequest): WireItem[] {
   });
 }
 
+/** Gemini contents: a call's id is its own, else its place (content index, then k), as its response's. */
+function geminiItems(body: GeminiRequest): WireItem[] {
+  const system = textOf(body.systemInstruction?.parts);
+  const out: WireItem[] = system ? [{ kind: "instruction", text: system }] : [];
+  body.contents.forEach((c, ci) => {
+    let calls = 0;
+    let responses = 0;
+    for (const p of c.parts) {
+      if (p.functionCall) {
+        const call = p.functionCall;
+        out.push({ kind: "call", callId: call.id ?? `${ci}#${calls++}`, name: call.name, args: JSON.stringify(call.args ?? {}), ...(p.thoughtSignature ? { signature: p.thoughtSignature } : {}) });
+      }
+      else if (p.functionResponse) {
+        const r = p.functionResponse.response ?? {};
+        out.push({ kind: "result", callId: p.functionResponse.id ?? `${ci - 1}#${responses++}`, text: String(r.output ?? r.error ?? "") });
+      } else if (typeof p.text === "string") out.push(p.thought ? { kind: "reasoning", text: p.text } : { kind: c.role === "model" ? "text" : "user", text: p.text });
+    }
+  });
+  return out;
+}
+
 /** The body's items, whichever format it is in. */
-export function wireItems(body: ResponsesRequest | ChatRequest): WireItem[] {
+export function wireItems(body: WireBody): WireItem[] {
+  if ("contents" in body && Array.isArray(body.contents)) return geminiItems(body as GeminiRequest);
   return "input" in body && Array.isArray(body.input) ? responsesItems(body as ResponsesRequest) : chatItems(body as ChatRequest);
 }
 
@@ -85,29 +109,4 @@ export function recallCalls(items: WireItem[]): Array<{ input: Record<string, un
   return items
     .slice(lastPromptIndex(items) + 1)
     .flatMap((i) => (i.kind === "call" && i.name === "keeper_recall" && results.has(i.callId) ? [{ input: JSON.parse(i.args) as Record<string, unknown>, text: results.get(i.callId)! }] : []));
-}
-
-/** Per million tokens: OpenAI GPT-5-class list prices (uncached input, cached input, output). */
-export const OPENAI_PRICES = { input: 1.25, cached: 0.125, output: 10 };
-
-/** Dollars of the streamed answers of `records` at `OPENAI_PRICES` (cached tokens are part of the prompt). */
-export function openAiCost(records: readonly { response?: EmittedTurn }[]): number {
-  let usd = 0;
-  for (const r of records) {
-    const u = r.response?.usage;
-    if (!u) continue;
-    usd += ((u.promptTokens - u.cachedTokens) * OPENAI_PRICES.input + u.cachedTokens * OPENAI_PRICES.cached + u.outputTokens * OPENAI_PRICES.output) / 1e6;
-  }
-  return usd;
-}
-
-/** Prompt and cached tokens of `records`. */
-export function promptTotals(records: readonly { response?: EmittedTurn }[]): { prompt: number; cached: number } {
-  let prompt = 0;
-  let cached = 0;
-  for (const r of records) {
-    prompt += r.response?.usage.promptTokens ?? 0;
-    cached += r.response?.usage.cachedTokens ?? 0;
-  }
-  return { prompt, cached };
 }
