@@ -27,7 +27,7 @@ import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
 import { computeThinkingBoundary } from "../thinking/index.ts";
 import { pruneConfigFrom, thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import { decideFlush, type CacheSettings, type DisciplineFacts, type DisciplineOutcome } from "./decide.ts";
-import { keeperRender } from "./render.ts";
+import { keeperRender, type StrippedFrom } from "./render.ts";
 
 export interface FlushInputs {
   state: KeeperState;
@@ -56,8 +56,8 @@ export function thinkingBoundaryFnFor(settings: KeeperSettings, model: ModelIden
 
 /** Counts renders when a test injects them; both kinds a flush does go through them. */
 export interface FlushRenders {
-  /** The `context` render (thinking strip included), for the gate's measurements. */
-  keeper: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
+  /** The `context` render (thinking strip included), for the gate's measurements; it records what the strip replaced in `strippedFrom`. */
+  keeper: (messages: ContextMessage[], state: KeeperState, strippedFrom: StrippedFrom) => ContextMessage[];
   /** The pruning render without the thinking strip, for the savings estimate without the gate. */
   prune: (input: Parameters<typeof renderContext>[0]) => ContextMessage[];
 }
@@ -108,7 +108,8 @@ export interface FlushResult {
 /** Steps 2–5: propose → decide → apply → entries. */
 export function finishFlush(input: FinishFlushInput): FlushResult {
   const config = pruneConfigFrom(input.settings);
-  const keeper = input.renders?.keeper ?? ((messages, state) => keeperRender({ messages, state, settings: input.settings, model: input.model }));
+  const keeper: FlushRenders["keeper"] =
+    input.renders?.keeper ?? ((messages, state, strippedFrom) => keeperRender({ messages, state, settings: input.settings, model: input.model, strippedFrom }));
   const draft = proposeFlush({
     state: input.state,
     branchMessages: input.branchMessages,

@@ -1,9 +1,9 @@
 /**
  * The `context` handler's whole decision, as one pure function of (messages, persisted
  * state, settings, model). No clock, no I/O. Returns the very array it was given when
- * nothing is due. A side table remembers what each message the thinking strip produced was
- * before it (`withoutStrip`, for a flush's savings estimate); like the per-message memos it
- * changes no output.
+ * nothing is due. A caller that needs to know what each message the thinking strip produced was
+ * before it (a flush's savings estimate, decide.ts) hands in its own `strippedFrom` map, which
+ * the render fills; it changes no output.
  */
 import { renderContext, type ThinkingStripPhase } from "../prune/pipeline.ts";
 import type { ContextMessage } from "../session/messages.ts";
@@ -17,22 +17,19 @@ export interface KeeperRenderInput {
   state: KeeperState;
   settings: KeeperSettings;
   model: ModelIdentityInput | undefined;
+  /** Filled with each message the thinking strip produced → the message it stripped (what the render without the strip holds there). */
+  strippedFrom?: StrippedFrom;
 }
 
-/** Each message the thinking strip produced → the message it stripped (what the render without the strip holds there). */
-const strippedFrom = new WeakMap<ContextMessage, ContextMessage>();
+/** A render's record of what the thinking strip replaced, owned by the caller that asked for it. */
+export type StrippedFrom = Map<ContextMessage, ContextMessage>;
 
-/** `m` as the render without the thinking strip has it (the savings estimate leaves the strip out). */
-export function withoutStrip(m: ContextMessage): ContextMessage {
-  return strippedFrom.get(m) ?? m;
-}
-
-export function thinkingPhaseFor(settings: KeeperSettings, model: ModelIdentityInput | undefined): ThinkingStripPhase | undefined {
+export function thinkingPhaseFor(settings: KeeperSettings, model: ModelIdentityInput | undefined, strippedFrom?: StrippedFrom): ThinkingStripPhase | undefined {
   if (!thinkingPolicyFor(settings, model).strip) return undefined;
   const config = { enabled: true, keepLastTurns: settings.thinkingStrip.keepLastTurns };
   return (messages, t) => {
     const out = stripOldThinking(messages, config, boundaryForRender({ persisted: t.boundaryTimestamp, hasFlushed: t.hasFlushed }));
-    if (out !== messages) for (let i = 0; i < out.length; i++) if (out[i] !== messages[i]) strippedFrom.set(out[i]!, messages[i]!);
+    if (strippedFrom && out !== messages) for (let i = 0; i < out.length; i++) if (out[i] !== messages[i]) strippedFrom.set(out[i]!, messages[i]!);
     return out;
   };
 }
@@ -44,6 +41,6 @@ export function keeperRender(input: KeeperRenderInput): ContextMessage[] {
     messages,
     state,
     config: pruneConfigFrom(settings),
-    phases: { thinkingStrip: thinkingPhaseFor(settings, model) },
+    phases: { thinkingStrip: thinkingPhaseFor(settings, model, input.strippedFrom) },
   });
 }

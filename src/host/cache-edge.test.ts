@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
-import { coldVerdictOf } from "../engine/cache-ledger.ts";
+import { coldVerdictOf } from "../engine/index.ts";
 import type { DisciplineOutcome } from "../engine/decide.ts";
 import { step, type FlushResult } from "../engine/index.ts";
 import type { ContextMessage } from "../session/messages.ts";

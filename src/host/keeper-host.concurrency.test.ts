@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, SessionManager, type ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { keeperRender } from "../engine/render.ts";
+import { keeperRender } from "../engine/index.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";

@@ -15,9 +15,7 @@ import type {
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
 import { type CompactionOutlook, compactionStopsWarming } from "../compaction/cooperation.ts";
-import type { DisciplineFacts } from "../engine/decide.ts";
-import { keeperRender } from "../engine/render.ts";
-import { flushesActive, step, type EngineEffect, type FlushResult } from "../engine/index.ts";
+import { flushesActive, keeperRender, step, type DisciplineFacts, type EngineEffect, type FlushResult } from "../engine/index.ts";
 import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";

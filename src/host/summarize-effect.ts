@@ -12,7 +12,7 @@ import type { KeeperSettings } from "../settings/schema.ts";
 import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
 import { batchContentHash, summarizeBatches, type SummaryProgress } from "../summarize/model-summarizer.ts";
-import { summaryRoutes, type RequestFacts } from "../engine/summary-choice.ts";
+import { summaryRoutes, type RequestFacts } from "../engine/index.ts";
 
 export interface SummarizeEffectOptions {
   ctx: ExtensionContext;

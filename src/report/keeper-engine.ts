@@ -44,12 +44,7 @@ import { type ContextMessage, isAssistant, isToolResult, isUser, timestampOf } f
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
-import { cacheFacts } from "../engine/cache-ledger.ts";
-import type { CacheSettings, DisciplineFacts } from "../engine/decide.ts";
-import { keeperRender } from "../engine/render.ts";
-import { effectOf, initialEngineState, step, type EngineState } from "../engine/index.ts";
-import { summaryRoutes } from "../engine/summary-choice.ts";
-import { budgetTriggerFires } from "../engine/triggers.ts";
+import { budgetTriggerFires, cacheFacts, effectOf, initialEngineState, keeperRender, step, summaryRoutes, type CacheSettings, type DisciplineFacts, type EngineState } from "../engine/index.ts";
 import type { KeeperReplayConfig } from "./keeper-config.ts";
 import type { ReplaySummarizer } from "./replay-summaries.ts";
 

@@ -10,7 +10,7 @@ import type { BatchSummary, ToolBatch } from "./batch.ts";
 import { batchContentHash } from "./model-summarizer.ts";
 import { chooseSummarySourceForBatch } from "./summary-choice.ts";
 import { summarizeForFlush } from "../host/summarize-effect.ts";
-import { expectedRequestsOf, summaryRoutes, type RequestFacts } from "../engine/summary-choice.ts";
+import { expectedRequestsOf, summaryRoutes, type RequestFacts } from "../engine/index.ts";
 import { fakeComplete, resultMessage, scriptedStream } from "../../test/support/summarize/fake-model.ts";
 
 const TTL_5M = 5 * 60 * 1000;
