@@ -14,4 +14,6 @@ export { budgetTriggerFires, type BudgetTriggerInput } from "./triggers.ts";
 export { pruneConfigFrom, thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 export { cacheFacts, coldVerdictOf, ledgerFromBranch, type CacheLedger } from "./cache-ledger.ts";
 export type { CacheSettings, DisciplineFacts } from "./decide.ts";
+export { cacheViewOf, type CacheRuleFacts } from "./wire-log.ts";
+export type { FlushReport, FlushTrigger } from "./session.ts";
 export { expectedRequestsOf, summaryRoutes, type RequestFacts } from "./summary-choice.ts";

@@ -6,7 +6,6 @@
  *   render        the `context` render; on a cold cache first the cold re-plan (triggers.ts),
  *                 whose entries and spill files come back as `persist` — the host writes the
  *                 spills, then appends the entries, once the request is built
- *   send          the serialized request: cache ledger (times, key, seam placement)
  *   usage         the provider's usage of the answer (unannounced losses)
  *   compacted     Pi compacted: drop state outside the context, the next request is cold
  *   startFlush /  a flush, straight: capture → [summaries] → propose → decide → apply →
@@ -22,13 +21,15 @@ import { emptyRecallIndex, type RecallIndex, type SpillOptions } from "../recall
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import { emptyState, seamThroughOf, type KeeperState } from "../state/schema.ts";
+import { emptyState, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
-import { emptyCacheLedger, ledgerOnSend, ledgerOnUsage, type CacheLedger, type LedgerSendInput } from "./cache-ledger.ts";
+import { emptyCacheLedger, ledgerOnUsage, type CacheLedger } from "./cache-ledger.ts";
 import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
 import { renderAhead, renderWithMemo, type RenderMemo } from "./render-memo.ts";
+import { emptyWireLog, type WireLog } from "./wire-log.ts";
+import type { FlushDecision } from "../flush/plan.ts";
 import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
 
 export interface EngineState {
@@ -44,6 +45,27 @@ export interface EngineState {
   budget: BudgetBase;
   /** The running flush's capture and the keeper state it was taken from (reused at its plan while still valid). */
   flushing: { capture: CaptureResult; keeper: KeeperState } | undefined;
+  /** Cold re-plans a render adopted, committed (spills, then entries) once the request is built. */
+  replans: FlushResult[];
+  /** The requests' cache diagnostics (`/keeper cache`). */
+  wire: WireLog;
+  /** What the last flush did (`/keeper stats`, `/keeper now`). */
+  lastFlush: FlushReport | undefined;
+  /** Problems met reading the saved state or writing spill files (`/keeper`'s "saved state"). */
+  problems: string[];
+  /** Notices already shown (each is shown once per session runtime). */
+  shown: string[];
+}
+
+/** What starts a flush; "cold": a re-plan without new summaries at a request whose cache is already lost. */
+export type FlushTrigger = "request-end" | "budget" | "manual" | "cold";
+
+export interface FlushReport {
+  trigger: FlushTrigger;
+  batches: number;
+  decisions: FlushDecision[];
+  persistedEntries: number;
+  durationMs: number;
 }
 
 export function initialEngineState(over: Partial<EngineState> = {}): EngineState {
@@ -56,6 +78,11 @@ export function initialEngineState(over: Partial<EngineState> = {}): EngineState
     renderMemo: undefined,
     budget: { tokensAtLastFlush: 0, handoffsSeen: 0 },
     flushing: undefined,
+    replans: [],
+    wire: emptyWireLog(),
+    lastFlush: undefined,
+    problems: [],
+    shown: [],
     ...over,
   };
 }
@@ -136,25 +163,6 @@ export function renderAheadOfPrompt(state: EngineState, input: SessionInput & { 
   if (!settings.enabled) return { state, rendered: messages };
   const { rendered, memo } = renderAhead({ messages, state: state.keeper, settings, model }, state.renderMemo);
   return { state: { ...state, renderMemo: memo }, rendered };
-}
-
-/** The serialized request about to go out (cache ledger; the seam when discipline and `cache.seam` are on). */
-export function send(
-  state: EngineState,
-  input: Omit<LedgerSendInput, "rendered" | "seam"> & { settings: KeeperSettings; model: { api: string; id: string } | undefined },
-): { state: EngineState; body: LedgerSendInput["body"]; seam: number } {
-  const s = input.settings;
-  const seamOn = s.enabled && s.cache.discipline && s.cache.seam && input.model !== undefined;
-  const out = ledgerOnSend(state.ledger, {
-    body: input.body,
-    key: input.key,
-    warmPing: input.warmPing,
-    rendered: state.lastRender?.rendered ?? [],
-    seam: seamOn && input.model ? { frozenThroughTimestamp: seamThroughOf(state.keeper.frontier), api: input.model.api, modelId: input.model.id } : undefined,
-    ...(input.messagePrefixes ? { messagePrefixes: input.messagePrefixes } : {}),
-    ...(input.flat ? { flat: input.flat, ...(input.flatTokens ? { flatTokens: input.flatTokens } : {}) } : {}),
-  });
-  return { state: { ...state, ledger: out.ledger }, body: out.body, seam: out.seam };
 }
 
 export function observeUsage(state: EngineState, message: ContextMessage): EngineState {

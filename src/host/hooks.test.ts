@@ -30,21 +30,26 @@ function recordingPi() {
   return { pi, registrations, commands, tools, fire };
 }
 
-/** A keeper host that logs its calls (and the settings reads compaction's `isActive` makes). */
-function recordingKeeper(log: string[]): (pi: ExtensionAPI) => KeeperHost {
-  return (pi) => {
-    const real = createKeeperHost(pi);
+/** A keeper host that logs its parts' calls (and the settings reads compaction's `isActive` makes). */
+function recordingKeeper(log: string[]): (pi: ExtensionAPI, options: KeeperHostOptions) => KeeperHost {
+  return (pi, options) => {
+    const real = createKeeperHost(pi, options);
     return {
       ...real,
       settings: () => {
         log.push("compaction: isActive → keeper.settings()");
         return { ...DEFAULT_SETTINGS, enabled: false };
       },
-      onSessionStart: () => void log.push("keeper: session_start"),
-      onTurnEnd: () => void log.push("keeper: turn_end"),
-      onSessionTree: () => void log.push("keeper: session_tree"),
-      onSessionCompact: () => void log.push("keeper: session_compact"),
-      onSessionShutdown: async () => void log.push("keeper: session_shutdown"),
+      setup: { sessionStart: () => void log.push("keeper: session_start") },
+      pruning: {
+        ...real.pruning,
+        sessionStart: () => {},
+        turnEnd: () => void log.push("keeper: turn_end"),
+        sessionTree: () => void log.push("keeper: session_tree"),
+        sessionCompact: () => void log.push("keeper: session_compact"),
+        sessionShutdown: async () => void log.push("keeper: session_shutdown"),
+      },
+      ui: { ...real.ui, refresh: () => {} },
     };
   };
 }

@@ -11,7 +11,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { CompactionOutlook } from "../compaction/cooperation.ts";
 import { budgetThreshold } from "../flush/budget-trigger.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
-import { createKeeperHost } from "./keeper-host.ts";
+import { driveKeeper } from "../../test/support/host/keeper-driver.ts";
 import { withAgentDir } from "../../test/support/host/agent-dir.ts";
 
 const WINDOW = 200_000;
@@ -32,7 +32,7 @@ function fixture() {
     sessionManager: { getBranch: () => [], buildSessionProjection: () => ({ messages: [] }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens, contextWindow: WINDOW, percent: (100 * tokens) / WINDOW }),
   } as unknown as ExtensionContext;
-  const host = createKeeperHost(pi as never, { now: () => 1_000_000, compactionOutlook: () => outlook });
+  const host = driveKeeper(pi as never, { now: () => 1_000_000, compactionOutlook: () => outlook });
   withAgentDir(join(dir, "agent"), () => host.onSessionStart(ctx));
   return {
     host,

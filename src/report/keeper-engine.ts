@@ -297,9 +297,8 @@ export function stepKeeperReplay(
     flushInFlight: false,
     recall: false,
   });
-  const cold: ReplayFlush[] = out.effects.flatMap((e) =>
-    e.kind === "write-spills" ? [{ requestIndex: request.requestIndex, reason: "cold" as const, batches: 0, modelBatches: 0, rewrote: e.result.rewrote, summarizerBilled: 0 }] : [],
-  );
+  // A cold re-plan the render adopted waits in the engine's state for the request (nothing to write in a replay).
+  const cold: ReplayFlush[] = out.state.replans.slice(next.engine.replans.length).map((r) => ({ requestIndex: request.requestIndex, reason: "cold" as const, batches: 0, modelBatches: 0, rewrote: r.rewrote, summarizerBilled: 0 }));
   const rendered = out.render ?? request.messages;
   next = {
     ...next,
@@ -323,8 +322,10 @@ export function stepKeeperSeam(
 ): { state: KeeperReplayState; body: WireRequestBody } {
   if (!deps.config.enabled) return { state, body };
   const settings = engineSettings(deps);
-  const out = step(state.engine, { type: "before-request", body, key: keyOf(state, info), warmPing: false, settings, model: { api: info.api, id: info.model } });
-  return { state: { ...state, engine: out.state }, body: out.request?.body ?? body };
+  const out = step(state.engine, { type: "before-request", payload: body, key: keyOf(state, info), settings, model: { api: info.api, id: info.model } });
+  // The request is built: the cold re-plans its render adopted are committed (no spill files in a replay).
+  const built = step(out.state, { type: "request-built" });
+  return { state: { ...state, engine: built.state }, body: out.request?.body ?? body };
 }
 
 /** The replay hooks (`transformContext`, `transformBody`) over the reducers. */
