@@ -32,8 +32,14 @@ const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
 
 const MODEL = { id: "claude-sonnet-4-5", contextWindow: 1_000_000 };
-const TIMELESS: SettingsOverride = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" }, cache: { discipline: false } };
-const DISCIPLINED: SettingsOverride = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" } };
+/**
+ * The budget trigger on in both arms (its defaults): the live host steps `turn-end` with Pi's
+ * context usage, the replay with Pi's estimate worked out over the recording, and the engine
+ * decides with its own baseline.
+ */
+const BUDGET = { budgetTrigger: { enabled: true } };
+const TIMELESS: SettingsOverride = { pruning: BUDGET, summarizer: { mode: "extractive" }, cache: { discipline: false } };
+const DISCIPLINED: SettingsOverride = { pruning: BUDGET, summarizer: { mode: "extractive" } };
 
 const billed = (analyses: readonly RequestAnalysis[]): number =>
   analyses.reduce((n, a) => n + billedEquivalent({ uncached: a.uncached, write5m: a.write5m, write1h: a.write1h, read: a.read, output: 0 }), 0);
@@ -61,7 +67,7 @@ const liveCost = (run: PiRunResult, replay: ReplayResult, frame: "replay" | "pi"
     ),
   );
 
-function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult {
+function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult & { budgetFlushes: number } {
   const settings = applySettingsOverride(DEFAULT_SETTINGS, override);
   const engine = createKeeperReplayEngine({
     config: keeperReplayConfig(settings),
@@ -69,12 +75,13 @@ function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResu
     ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
   });
   const text = `${bare.sessionEntries.map((e) => JSON.stringify(e)).join("\n")}\n`;
-  return replaySession({
+  const replay = replaySession({
     file: bare.sessionFile ?? "bare.jsonl",
     text,
     transformContext: (messages, i, info) => engine.transformContext(messages as ContextMessage[], i, info) as never,
     transformBody: (body, i, info) => engine.transformBody(body, i, info),
   });
+  return { ...replay, budgetFlushes: engine.state().flushes.filter((f) => f.reason === "budget").length };
 }
 
 /**
@@ -123,7 +130,7 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     const gap = Math.abs(costReplay - costLive) / costLive;
     const ownFrame = liveCost(live, replay, "pi");
     console.log(
-      `[parity] ${replay.requests.length} requests, 0 differ; keeper cost live ${costLive.toFixed(0)} vs replay ${costReplay.toFixed(0)} (${(gap * 100).toFixed(2)}%); with pi's own system prompt and tools the live run costs ${ownFrame.toFixed(0)}`,
+      `[parity] ${replay.requests.length} requests, 0 differ, ${replay.budgetFlushes} budget flushes; keeper cost live ${costLive.toFixed(0)} vs replay ${costReplay.toFixed(0)} (${(gap * 100).toFixed(2)}%); with pi's own system prompt and tools the live run costs ${ownFrame.toFixed(0)}`,
     );
     expect(gap).toBeLessThanOrEqual(0.02);
 
