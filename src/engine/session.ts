@@ -29,6 +29,7 @@ import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
 import { renderAhead, renderWithMemo, type RenderMemo } from "./render-memo.ts";
 import { emptyWireLog, type WireLog } from "./wire-log.ts";
+import { initialCompactionState, type CompactionState } from "./compaction/types.ts";
 import type { FlushDecision } from "../flush/plan.ts";
 import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
 
@@ -55,6 +56,8 @@ export interface EngineState {
   problems: string[];
   /** Notices already shown (each is shown once per session runtime). */
   shown: string[];
+  /** Async compaction's job and what its hooks coordinate through (`compaction/`). */
+  compaction: CompactionState;
 }
 
 /** What starts a flush; "cold": a re-plan without new summaries at a request whose cache is already lost. */
@@ -83,6 +86,7 @@ export function initialEngineState(over: Partial<EngineState> = {}): EngineState
     lastFlush: undefined,
     problems: [],
     shown: [],
+    compaction: initialCompactionState(),
     ...over,
   };
 }

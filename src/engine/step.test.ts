@@ -89,7 +89,7 @@ describe("step: triggers", () => {
 
   test("turn-end: the budget fires past the threshold, and counts from the last flush", () => {
     const window = 200_000;
-    const fire = (state: EngineState, tokens: number) => step(state, { type: "turn-end", settings, contextTokens: tokens, contextWindow: window, compaction: undefined });
+    const fire = (state: EngineState, tokens: number) => step(state, { type: "turn-end", settings, contextTokens: tokens, contextWindow: window });
     expect(fire(initialEngineState(), 20_000).effects).toEqual([]);
     expect(fire(initialEngineState(), 120_000).effects).toEqual([{ kind: "flush", trigger: "budget" }]);
     const afterFlush = initialEngineState({ budget: { tokensAtLastFlush: 115_000, handoffsSeen: 0 } });
@@ -97,7 +97,9 @@ describe("step: triggers", () => {
   });
 
   test("turn-end after an async compaction handoff: no flush, the budget re-bases on the compacted context", () => {
-    const out = step(initialEngineState(), { type: "turn-end", settings, contextTokens: 150_000, contextWindow: 200_000, compaction: { job: "none", handoffs: 1 } });
+    // Async compaction's state, one job handed to Pi since the budget last counted.
+    const handedOff = initialEngineState();
+    const out = step({ ...handedOff, compaction: { ...handedOff.compaction, handoffs: 1 } }, { type: "turn-end", settings, contextTokens: 150_000, contextWindow: 200_000 });
     expect(out.effects).toEqual([]);
     expect(out.state.budget).toEqual({ tokensAtLastFlush: 150_000, handoffsSeen: 1 });
   });

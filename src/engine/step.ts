@@ -20,7 +20,7 @@
  * `commit-replans` effect (spills, then `replans-written`, then append) — never from inside
  * the render.
  */
-import { compactionStopsWarming, type CompactionOutlook } from "../compaction/cooperation.ts";
+import { compactionStopsWarming } from "../compaction/cooperation.ts";
 import { warmingOverride, type WarmingDecisionFields } from "../discipline/cold-cache.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import type { CaptureResult } from "../flush/capture.ts";
@@ -49,6 +49,9 @@ import { summaryRoutes, type RequestFacts } from "./summary-choice.ts";
 import { budgetStep, closesRequest } from "./triggers.ts";
 import type { ToolBatch } from "../summarize/batch.ts";
 import { wireLogOnRewrite } from "./wire-log.ts";
+import { outlookOf } from "./compaction/job.ts";
+import { compactionStep, type CompactionStepOutput } from "./compaction/step.ts";
+import type { CompactionEffect, CompactionEvent } from "./compaction/types.ts";
 
 export type NoticeLevel = "info" | "warning" | "error";
 
@@ -66,16 +69,18 @@ export type EngineEvent =
   | { type: "usage"; message: ContextMessage }
   /** `message_end`: an answer that closes the user's request starts a flush. */
   | { type: "message-end"; settings: KeeperSettings; message: ContextMessage }
-  /** `turn_end`: the budget trigger over the context's size, cooperating with async compaction. */
-  | { type: "turn-end"; settings: KeeperSettings; contextTokens: number; contextWindow: number; compaction: CompactionOutlook | undefined }
+  /** `turn_end`: the budget trigger over the context's size, cooperating with async compaction (its state's outlook). */
+  | { type: "turn-end"; settings: KeeperSettings; contextTokens: number; contextWindow: number }
   /** `session_compact`: drop state outside the context; the next request is cold. */
   | { type: "compacted"; context: readonly ContextMessage[] }
   /** Session start, `/tree`, `/keeper on`: the state read back from the branch. */
   | ({ type: "restored" } & RestoreInput)
   /** `session_shutdown`: what is still waiting to be committed. */
   | { type: "shutdown" }
-  /** `cache_warming_decision`: Pi is about to pay to keep the prefix warm. */
-  | { type: "warming"; settings: KeeperSettings; decision: WarmingDecisionFields; compaction: CompactionOutlook | undefined }
+  /** `cache_warming_decision`: Pi is about to pay to keep the prefix warm (the cache's vote: a waiting rewrite). */
+  | { type: "warming"; settings: KeeperSettings; decision: WarmingDecisionFields }
+  /** `cache_warming_decision`, async compaction's vote: a job about to apply discards the warmed prefix too. */
+  | { type: "compaction-warming"; decision: WarmingDecisionFields }
   /** A flush starts: capture the finished batches once; `summaryFacts` (the requests so far) price `auto`'s routes. */
   | ({ type: "flush-begin"; summaryFacts?: RequestFacts; cached?: (batch: ToolBatch) => boolean } & StartFlushInput)
   /** The summaries are in: plan against the context as it is now (capture reused if still live). */
@@ -88,7 +93,9 @@ export type EngineEvent =
    * Something worth telling the user once per session runtime (`key`: what makes two notices
    * the same; default the text); `problem`: also listed under `/keeper`'s "saved state".
    */
-  | { type: "notice"; text: string; level: NoticeLevel; key?: string; problem?: string };
+  | { type: "notice"; text: string; level: NoticeLevel; key?: string; problem?: string }
+  /** Async compaction's events (`compaction/types.ts`). */
+  | CompactionEvent;
 
 /** What the caller performs, in order. */
 export type EngineEffect =
@@ -103,7 +110,9 @@ export type EngineEffect =
   /** Start a flush (the host queues it: flushes never overlap). */
   | { kind: "flush"; trigger: "request-end" | "budget"; closingMessage?: ContextMessage }
   /** Tell the user. */
-  | { kind: "notify"; text: string; level: NoticeLevel };
+  | { kind: "notify"; text: string; level: NoticeLevel }
+  /** Async compaction's effects (`compaction/types.ts`; its `append` is the one above). */
+  | Exclude<CompactionEffect, { kind: "append" }>;
 
 export interface StepOutput {
   state: EngineState;
@@ -113,6 +122,10 @@ export interface StepOutput {
   request?: { body: WireRequestBody | undefined; seam: number };
   /** `warming`: Pi's "warm" turned into "stop" (undefined: Pi decides). */
   warming?: "stop";
+  /** Async compaction's answer to Pi: a `turn_end` draft, or `session_before_compact`'s result. */
+  result?: CompactionStepOutput["result"];
+  /** `session_before_compact` waits for the pending job (see `CompactionStepOutput`). */
+  wait?: CompactionStepOutput["wait"];
   effects: EngineEffect[];
 }
 
@@ -146,7 +159,7 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       return { state, effects: [{ kind: "flush", trigger: "request-end", closingMessage: event.message }] };
     case "turn-end": {
       if (!event.settings.enabled) return none(state);
-      const out = budgetStep({ settings: event.settings, contextTokens: event.contextTokens, contextWindow: event.contextWindow, base: state.budget, compaction: event.compaction });
+      const out = budgetStep({ settings: event.settings, contextTokens: event.contextTokens, contextWindow: event.contextWindow, base: state.budget, compaction: outlookOf(state.compaction) });
       const next = out.base === state.budget ? state : { ...state, budget: out.base };
       return { state: next, effects: out.fire ? [{ kind: "flush", trigger: "budget" }] : [] };
     }
@@ -158,9 +171,11 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
     }
     case "warming": {
       const s = event.settings;
-      const stop = (s.enabled && s.cache.discipline && warmingOverride({ event: event.decision, pendingRewrite: state.ledger.pending }) !== undefined) || compactionStopsWarming(event.compaction, event.decision.action);
+      const stop = s.enabled && s.cache.discipline && warmingOverride({ event: event.decision, pendingRewrite: state.ledger.pending }) !== undefined;
       return stop ? { state, warming: "stop", effects: [] } : none(state);
     }
+    case "compaction-warming":
+      return compactionStopsWarming(outlookOf(state.compaction), event.decision.action) ? { state, warming: "stop", effects: [] } : none(state);
     case "flush-begin": {
       const out = startFlush(state, event);
       const routes = summaryRoutes({ settings: event.settings, batches: out.capture.batches, requestFacts: event.summaryFacts, ...(event.cached ? { cached: event.cached } : {}) });
@@ -194,6 +209,8 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       const problems = event.problem ? [...state.problems, event.problem] : state.problems;
       return { state: { ...state, shown: [...state.shown, key], problems }, effects: [{ kind: "notify", text: event.text, level: event.level }] };
     }
+    default:
+      return compactionStep(state, event);
   }
 }
 

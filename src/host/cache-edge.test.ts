@@ -39,7 +39,7 @@ function setup(over: { settings?: KeeperSettings; frozen?: number } = {}) {
     },
     onAssistantMessage: (m: ContextMessage) => void (state = step(state, { type: "usage", message: m }).state),
     onCacheWarmingDecision: (decision: { warmCost: number; missCost: number; continuationProbability: number; action: "warm" | "stop" }) =>
-      step(state, { type: "warming", settings, decision, compaction: undefined }).warming ? { action: "stop" } : undefined,
+      step(state, { type: "warming", settings, decision }).warming ? { action: "stop" } : undefined,
     facts: (c: ExtensionContext) => liveFacts(state, pi, c, clock),
     coldVerdict: (c: ExtensionContext) => coldVerdictOf(state.ledger, cacheKeyOf(pi, c, clock), liveTtlMs(c)),
     recordFlush(outcome: DisciplineOutcome, rewrote: boolean) {

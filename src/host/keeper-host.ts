@@ -17,7 +17,6 @@ import type {
   ExtensionCommandContext,
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
-import type { CompactionOutlook } from "../compaction/cooperation.ts";
 import { cacheViewOf, flushesActive, keeperRender, type DisciplineFacts, type EngineEffect, type FlushReport } from "../engine/index.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import { createRecallToolDefinition } from "../recall/tool.ts";
@@ -114,8 +113,6 @@ export function report(ctx: ExtensionContext, text: string, level: "info" | "war
 
 export interface KeeperHostOptions {
   now?: () => number;
-  /** Async compaction's outlook, for the budget trigger and warming (`src/compaction/cooperation.ts`). */
-  compactionOutlook?: () => CompactionOutlook | undefined;
   /** The engine's state cell (default: a new one). */
   cell?: EngineCell;
 }
@@ -275,7 +272,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
         if (!s.enabled) return;
         const usage = ctx.getContextUsage();
         if (usage?.tokens == null || !usage.contextWindow) return;
-        const out = cell.step({ type: "turn-end", settings: s, contextTokens: usage.tokens, contextWindow: usage.contextWindow, compaction: options.compactionOutlook?.() });
+        const out = cell.step({ type: "turn-end", settings: s, contextTokens: usage.tokens, contextWindow: usage.contextWindow });
         startFlushes(out.effects, ctx);
       },
       requestBuilt(ctx) {
@@ -296,8 +293,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
         const out = cell.step({ type: "before-request", settings: s, model, payload: event.payload, key: cacheKeyOf(pi, ctx, at), rule: liveCacheRule(ctx) });
         return out.request?.body;
       },
-      // A compaction about to apply discards the warmed prefix too.
-      warming: (event) => (cell.step({ type: "warming", settings: settings(), decision: event, compaction: options.compactionOutlook?.() }).warming ? { action: "stop" } : undefined),
+      warming: (event) => (cell.step({ type: "warming", settings: settings(), decision: event }).warming ? { action: "stop" } : undefined),
     },
 
     ui: {

@@ -248,7 +248,7 @@ function stepRecordedEvents(state: KeeperReplayState, request: KeeperReplayReque
     // Live, the turn end steps only when Pi knows its context usage (not right after a compaction).
     const contextTokens = contextUsageOf(branch, next.saving);
     if (contextTokens === null) continue;
-    const turnEnd = step(next.engine, { type: "turn-end", settings, contextTokens, contextWindow: window, compaction: undefined });
+    const turnEnd = step(next.engine, { type: "turn-end", settings, contextTokens, contextWindow: window });
     next = performFlushes({ ...next, engine: turnEnd.state }, turnEnd.effects, branch, request, deps, window);
   }
   return next;

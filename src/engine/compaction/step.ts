@@ -1,0 +1,116 @@
+/**
+ * Async compaction's step: one `CompactionEvent` over the engine's state, its compaction slice
+ * changed and the effects the host performs returned (with Pi's answer for `turn_end` and
+ * `session_before_compact`, or the wait the latter asks for). Every hook but a timer's and a
+ * run's end passes the activity gate first (an inactive context stands the job down); every
+ * step ends with the status line in step with the job.
+ */
+import type { ContextMessage } from "../../session/messages.ts";
+import { keeperRender } from "../render.ts";
+import type { EngineState } from "../session.ts";
+import { beforeCompact, compacted, compactFailed, type BeforeCompactAnswer, type WaitRequest } from "./before-compact.ts";
+import { agentEnd, settled, settleTick, upgradeWritten } from "./idle-apply.ts";
+import { dispatch, emit, endLateRun, enter, JOB_TIMER, lateTimer, SETTLE_TIMER, syncStatus, type StepContext } from "./job.ts";
+import { confirmDraft, requestFailed } from "./ready.ts";
+import { modelSelected, sessionShutdown, sessionStart, thinkingSelected, treeMoved } from "./session.ts";
+import { compactNow, started, turnEnd, type TurnEndDraft } from "./turn-end.ts";
+import type { CompactionEffect, CompactionEvent, CompactionLive, SentContext } from "./types.ts";
+
+export interface CompactionStepOutput {
+  state: EngineState;
+  effects: CompactionEffect[];
+  /** Pi's answer: a `turn_end` draft, or `session_before_compact`'s result. */
+  result?: TurnEndDraft | BeforeCompactAnswer;
+  /** `session_before_compact` waits for the pending job: the host steps the hook again with how the wait ended. */
+  wait?: WaitRequest;
+}
+
+/** The keeper's render of the messages, when the keeper runs beside async compaction. */
+function sentContextOf(state: EngineState, live: CompactionLive | undefined): SentContext {
+  const render = live?.keeperRender;
+  if (!render) return live?.sentContext;
+  return (messages) => (render.settings.enabled ? (keeperRender({ messages: messages as ContextMessage[], state: state.keeper, settings: render.settings, model: render.model }) as typeof messages) : messages);
+}
+
+export function compactionStep(state: EngineState, event: CompactionEvent): CompactionStepOutput {
+  const live = "live" in event ? event.live : undefined;
+  const cx: StepContext = { state: state.compaction, effects: [], setup: event.setup, sent: sentContextOf(state, live) };
+  const out: Omit<CompactionStepOutput, "state" | "effects"> = {};
+  switch (event.type) {
+    case "compaction-session-start":
+      if (enter(cx, event.live)) sessionStart(cx, event.live);
+      break;
+    case "compaction-shutdown":
+      sessionShutdown(cx, event.live);
+      break;
+    case "compaction-turn-end":
+      if (enter(cx, event.live)) out.result = turnEnd(cx, event.live, event);
+      break;
+    case "compaction-agent-end":
+      if (enter(cx, event.live)) agentEnd(cx, event.live);
+      break;
+    case "compaction-model-select":
+      if (enter(cx, event.live)) modelSelected(cx, event.modelKey);
+      break;
+    case "compaction-thinking-select":
+      if (enter(cx, event.live)) thinkingSelected(cx, event.level);
+      break;
+    case "compaction-tree":
+      if (enter(cx, event.live)) treeMoved(cx, event.live);
+      break;
+    case "compaction-before-compact":
+      if (event.waited !== undefined || enter(cx, event.live)) {
+        if (event.waited === undefined) confirmDraftFirst(cx, event.live);
+        const answer = beforeCompact(cx, event.live, event);
+        out.result = answer.answer;
+        if (answer.wait) out.wait = answer.wait;
+      }
+      break;
+    case "compaction-compacted":
+      if (enter(cx, event.live)) compacted(cx, event);
+      break;
+    case "compaction-compact-failed":
+      if (enter(cx, event.live)) compactFailed(cx, event);
+      break;
+    case "compaction-command":
+      if (enter(cx, event.live)) compactNow(cx, event.live);
+      else cx.effects.push({ kind: "say", text: `${event.setup.adapter.label}: disabled`, level: "info" });
+      break;
+    case "compaction-started":
+      started(cx, event.job, event.request);
+      break;
+    case "compaction-settled":
+      settled(cx, event.live, { jobId: event.jobId, now: event.now, ...(event.result ? { result: event.result } : {}), ...(event.error !== undefined ? { error: event.error } : {}) });
+      break;
+    case "compaction-timer":
+      timerFired(cx, event.live, event.key);
+      break;
+    case "compaction-request-failed":
+      requestFailed(cx, event);
+      break;
+    case "compaction-upgrade-written":
+      upgradeWritten(cx, event.jobId, event.error);
+      break;
+  }
+  syncStatus(cx);
+  return { state: { ...state, compaction: cx.state }, effects: cx.effects, ...out };
+}
+
+/** A `turn_end` draft is confirmed at the next hook, before anything else looks at the job. */
+function confirmDraftFirst(cx: StepContext, live: CompactionLive): void {
+  confirmDraft(cx, live);
+}
+
+function timerFired(cx: StepContext, live: CompactionLive, key: string): void {
+  if (key === SETTLE_TIMER) return settleTick(cx, live);
+  if (key === JOB_TIMER) {
+    const running = cx.state.running;
+    if (running !== undefined) dispatch(cx, { type: "timeout", jobId: running });
+    return;
+  }
+  for (const jobId of Object.keys(cx.state.late)) {
+    if (key !== lateTimer(jobId)) continue;
+    endLateRun(cx, jobId, { abort: true });
+    emit(cx, { kind: "diagnostic", message: `late job ${jobId} timed out; its digest stays` });
+  }
+}
