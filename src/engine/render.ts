@@ -19,28 +19,56 @@ export interface KeeperRenderInput {
   model: ModelIdentityInput | undefined;
   /** Filled with each message the thinking strip produced → the message it stripped (what the render without the strip holds there). */
   strippedFrom?: StrippedFrom;
+  /** Where a part that threw is recorded (the render went on without it). */
+  faults?: PartFault[];
 }
+
+/** A part of the render that threw: the render went on without it (`step` reports it once). */
+export interface PartFault {
+  part: "pruning" | "thinking";
+  error: string;
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** A render's record of what the thinking strip replaced, owned by the caller that asked for it. */
 export type StrippedFrom = Map<ContextMessage, ContextMessage>;
 
-export function thinkingPhaseFor(settings: KeeperSettings, model: ModelIdentityInput | undefined, strippedFrom?: StrippedFrom): ThinkingStripPhase | undefined {
+/** The thinking strip as a render phase; a throw leaves the messages unstripped (recorded in `faults`). */
+export function thinkingPhaseFor(settings: KeeperSettings, model: ModelIdentityInput | undefined, strippedFrom?: StrippedFrom, faults?: PartFault[]): ThinkingStripPhase | undefined {
   if (!thinkingPolicyFor(settings, model).strip) return undefined;
   const config = { enabled: true, keepLastTurns: settings.thinkingStrip.keepLastTurns };
   return (messages, t) => {
-    const out = stripOldThinking(messages, config, boundaryForRender({ persisted: t.boundaryTimestamp, hasFlushed: t.hasFlushed }));
+    let out: ContextMessage[];
+    try {
+      out = stripOldThinking(messages, config, boundaryForRender({ persisted: t.boundaryTimestamp, hasFlushed: t.hasFlushed }));
+    } catch (error) {
+      faults?.push({ part: "thinking", error: messageOf(error) });
+      return messages;
+    }
     if (strippedFrom && out !== messages) for (let i = 0; i < out.length; i++) if (out[i] !== messages[i]) strippedFrom.set(out[i]!, messages[i]!);
     return out;
   };
 }
 
+/**
+ * The render. Each part isolated: a throw in the thinking strip leaves the messages unstripped;
+ * a throw in a pruning phase renders with the thinking strip alone (it keeps every message's
+ * pairing); either is recorded in `faults`.
+ */
 export function keeperRender(input: KeeperRenderInput): ContextMessage[] {
   const { messages, state, settings, model } = input;
   if (!settings.enabled) return messages;
-  return renderContext({
-    messages,
-    state,
-    config: pruneConfigFrom(settings),
-    phases: { thinkingStrip: thinkingPhaseFor(settings, model, input.strippedFrom) },
-  });
+  const config = pruneConfigFrom(settings);
+  const phases = { thinkingStrip: thinkingPhaseFor(settings, model, input.strippedFrom, input.faults) };
+  try {
+    return renderContext({ messages, state, config, phases });
+  } catch (error) {
+    input.faults?.push({ part: "pruning", error: messageOf(error) });
+  }
+  try {
+    return renderContext({ messages, state, config: { ...config, enabled: false }, phases });
+  } catch {
+    return messages;
+  }
 }

@@ -28,6 +28,7 @@ import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
 import { renderAhead, renderWithMemo, type RenderMemo } from "./render-memo.ts";
+import { keeperRender, type KeeperRenderInput, type PartFault } from "./render.ts";
 import { emptyWireLog, type WireLog } from "./wire-log.ts";
 import { initialCompactionState, type CompactionState } from "./compaction/types.ts";
 import type { FlushDecision } from "../flush/plan.ts";
@@ -103,6 +104,8 @@ export interface SessionInput {
   model: ModelIdentityInput | undefined;
   /** Counted renders (tests); default the real ones. */
   renders?: Partial<FlushRenders>;
+  /** Where a part that threw is recorded (the step went on without it; `step` reports it once). */
+  faults?: PartFault[];
 }
 
 export interface RenderInput extends SessionInput {
@@ -126,6 +129,24 @@ export interface RenderOutput {
   persist: FlushResult | undefined;
 }
 
+/**
+ * A memoized render, each part isolated: a render in which a part threw is not remembered
+ * (the next one renders in full), and a throw in the memo's own reuse falls back to the full
+ * render (`keeperRender`, guarded itself).
+ */
+function guardedRender(input: KeeperRenderInput, memo: RenderMemo | undefined, renderer: typeof renderWithMemo): { rendered: ContextMessage[]; memo: RenderMemo | undefined } {
+  const faults: PartFault[] = [];
+  let out: { rendered: ContextMessage[]; memo: RenderMemo | undefined };
+  try {
+    out = renderer({ ...input, faults }, memo);
+  } catch (error) {
+    faults.push({ part: "pruning", error: error instanceof Error ? error.message : String(error) });
+    out = { rendered: keeperRender({ ...input, faults }), memo: undefined };
+  }
+  input.faults?.push(...faults);
+  return faults.length > 0 ? { rendered: out.rendered, memo: undefined } : out;
+}
+
 /** The `context` render, after the cold re-plan when the cache is already lost. */
 export function render(state: EngineState, input: RenderInput): RenderOutput {
   const { settings, model, messages } = input;
@@ -146,6 +167,7 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
       label: `flush ${state.keeper.stats.flushes + 1} (cold)`,
       ...(input.recall ? { recall: input.spill ? { spill: input.spill } : {} } : {}),
       ...(input.renders ? { renders: input.renders } : {}),
+      ...(input.faults ? { faults: input.faults } : {}),
     });
     // Only a re-plan that changes history is worth persisting here; a boundary move waits for the next flush.
     if (keepColdPlan(state.keeper.stats, done.result.nextState.stats)) {
@@ -153,7 +175,7 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
       persist = done.result;
     }
   }
-  const { rendered, memo } = renderWithMemo({ messages, state: next.keeper, settings, model }, next.renderMemo);
+  const { rendered, memo } = guardedRender({ messages, state: next.keeper, settings, model, ...(input.faults ? { faults: input.faults } : {}) }, next.renderMemo, renderWithMemo);
   return { state: { ...next, lastRender: { raw: messages, rendered, state: next.keeper }, renderMemo: memo }, rendered, persist };
 }
 
@@ -165,7 +187,7 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
 export function renderAheadOfPrompt(state: EngineState, input: SessionInput & { messages: ContextMessage[] }): { state: EngineState; rendered: ContextMessage[] } {
   const { settings, model, messages } = input;
   if (!settings.enabled) return { state, rendered: messages };
-  const { rendered, memo } = renderAhead({ messages, state: state.keeper, settings, model }, state.renderMemo);
+  const { rendered, memo } = guardedRender({ messages, state: state.keeper, settings, model, ...(input.faults ? { faults: input.faults } : {}) }, state.renderMemo, renderAhead);
   return { state: { ...state, renderMemo: memo }, rendered };
 }
 
@@ -248,6 +270,7 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
       : {}),
     ...(input.recall ? { recall: { index: state.recall, ...(input.recall.spill ? { spill: input.recall.spill } : {}) } } : {}),
     ...(input.renders ? { renders: input.renders } : {}),
+    ...(input.faults ? { faults: input.faults } : {}),
   });
   return { state: adoptFlush(state, result), result };
 }

@@ -49,6 +49,8 @@ import { summaryRoutes, type RequestFacts } from "./summary-choice.ts";
 import { budgetStep, closesRequest } from "./triggers.ts";
 import type { ToolBatch } from "../summarize/batch.ts";
 import { wireLogOnRewrite } from "./wire-log.ts";
+import type { PartFault } from "./render.ts";
+import { faultNotice } from "../ui/fault-text.ts";
 import { outlookOf } from "./compaction/job.ts";
 import { compactionStep, type CompactionStepOutput } from "./compaction/step.ts";
 import type { CompactionEffect, CompactionEvent } from "./compaction/types.ts";
@@ -136,14 +138,16 @@ const commit = (results: readonly FlushResult[]): EngineEffect[] => (results.len
 export function step(state: EngineState, event: EngineEvent): StepOutput {
   switch (event.type) {
     case "context": {
-      const out = render(state, event);
-      if (!out.persist) return { state: out.state, render: out.rendered, effects: [] };
+      const faults: PartFault[] = [];
+      const out = render(state, { ...event, faults });
+      if (!out.persist) return reportFaults({ state: out.state, render: out.rendered, effects: [] }, faults, "context");
       const wire = out.persist.rewrote ? wireLogOnRewrite(out.state.wire) : out.state.wire;
-      return { state: { ...out.state, wire, replans: [...out.state.replans, out.persist] }, render: out.rendered, effects: [] };
+      return reportFaults({ state: { ...out.state, wire, replans: [...out.state.replans, out.persist] }, render: out.rendered, effects: [] }, faults, "context");
     }
     case "render-ahead": {
-      const out = renderAheadOfPrompt(state, event);
-      return { state: out.state, render: out.rendered, effects: [] };
+      const faults: PartFault[] = [];
+      const out = renderAheadOfPrompt(state, { ...event, faults });
+      return reportFaults({ state: out.state, render: out.rendered, effects: [] }, faults, "a flush's render ahead");
     }
     case "before-request": {
       const out = sendRequest(state, event);
@@ -186,8 +190,9 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       const now = outsideContextDropped(state, event.branchMessages);
       const begun = state.flushing;
       const capture = begun && begun.keeper === now.keeper ? begun.capture : undefined;
-      const { result } = completeFlush(now, { ...event, ...(capture ? { capture } : {}) });
-      return { state: { ...now, flushing: undefined }, effects: [{ kind: "write-spills", result, spills: result.spills }] };
+      const faults: PartFault[] = [];
+      const { result } = completeFlush(now, { ...event, faults, ...(capture ? { capture } : {}) });
+      return reportFaults({ state: { ...now, flushing: undefined }, effects: [{ kind: "write-spills", result, spills: result.spills }] }, faults, "a flush");
     }
     case "flush-written": {
       const result = withoutSpillFailures(event.result, event.failed);
@@ -212,6 +217,19 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
     default:
       return compactionStep(state, event);
   }
+}
+
+/** A part that threw inside a step (the step went on without it): told once per part, as the host tells its own. */
+function reportFaults(out: StepOutput, faults: readonly PartFault[], where: string): StepOutput {
+  let state = out.state;
+  const effects = [...out.effects];
+  for (const f of faults) {
+    const key = `fault:${f.part}`;
+    if (state.shown.includes(key)) continue;
+    state = { ...state, shown: [...state.shown, key] };
+    effects.push({ kind: "notify", text: faultNotice(f.part, where, f.error), level: "warning" });
+  }
+  return faults.length === 0 ? out : { ...out, state, effects };
 }
 
 /** The one effect of `kind` a step must give (a flush's summarize, write-spills). */

@@ -103,6 +103,7 @@ export async function runFlushJob({ deps, trigger, ctx, closingMessage }: FlushJ
   // Every original the new state hides is indexed (huge ones spilled beside the session)
   // before any stub or chain line can point at it.
   // A spill is a second copy (the original stays in the session): a failed write commits without it.
+  deps.perform(planned.effects, ctx);
   const { result } = effectOf(planned, "write-spills");
   const spilled = await writeSpills(result.spills, writeSpillFile);
   if (spilled.failed.length > 0) deps.perform(cell.step(spillNotice(spilled.failed)).effects, ctx);
@@ -119,6 +120,7 @@ export async function runFlushJob({ deps, trigger, ctx, closingMessage }: FlushJ
   // engine's render ahead of the next prompt), and the status line's figures.
   deps.status(ctx, undefined);
   const ahead = cell.step({ type: "render-ahead", settings, model, messages: contextNow });
+  deps.perform(ahead.effects, ctx);
   deps.rendered?.(ctx, contextNow, ahead.render ?? contextNow);
   return done;
 }

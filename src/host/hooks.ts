@@ -29,7 +29,7 @@ import { registerCompactNowCommand, registerDisabledCompactNowCommand } from "./
 import type { CompactionPart } from "./compaction-host.ts";
 import { createEngineCell, type EngineCell } from "./engine-cell.ts";
 import { createKeeperHost, type KeeperHost, type KeeperHostOptions, type KeeperParts } from "./keeper-host.ts";
-import { faultNotice, runParts, type PartName } from "./part-guard.ts";
+import { faultNoticeOf, runParts, type PartName } from "./part-guard.ts";
 import { modelIdentity } from "./session-view.ts";
 
 const KEEPER_COMMAND_DESCRIPTION = "context-keeper: status and settings; stats, now, why, cache, on, off, set, reset, save (Tab completes)";
@@ -98,7 +98,7 @@ export function guardedHandler(reporter: FaultReporter, event: string, steps: re
   return (e: unknown, ctx: ExtensionContext): unknown =>
     runParts(
       steps.map((s) => ({ part: s.part, run: () => s.handler(e as never, ctx) })),
-      (part, error) => reporter.perform(reporter.cell.step({ type: "notice", key: `fault:${part}`, text: faultNotice(part, event, error), level: "warning" }).effects, ctx),
+      (part, error) => reporter.perform(reporter.cell.step({ type: "notice", key: `fault:${part}`, text: faultNoticeOf(part, event, error), level: "warning" }).effects, ctx),
     );
 }
 

@@ -144,8 +144,12 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
   const flushes = createFlushQueue({
     active: (ctx) => flushesActive(settings(), modelIdentity(ctx)),
     run: ({ trigger, ctx, closingMessage }) => runFlushJob({ deps: jobDeps, trigger, ctx, closingMessage }),
+    // The pruning part failed at a flush: told once per session runtime, like any part's throw.
     onFailure: (ctx, error) =>
-      report(ctx, `context-keeper: flush failed (${error instanceof Error ? error.message : String(error)}); history left as it was`, "warning"),
+      perform(
+        cell.step({ type: "notice", key: "fault:pruning", text: `context-keeper: flush failed (${error instanceof Error ? error.message : String(error)}); history left as it was — this is reported once`, level: "warning" }).effects,
+        ctx,
+      ),
   });
 
   /** Cold re-plans handed out by a step: spill files, then entries. */
@@ -260,6 +264,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
           recall: true,
           ...(sessionFile ? { spill: { thresholdBytes: s.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } } : {}),
         });
+        perform(out.effects, ctx);
         const rendered = out.render ?? messages;
         return rendered === messages ? undefined : { messages: rendered };
       },

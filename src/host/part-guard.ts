@@ -6,6 +6,8 @@
  * in a try/catch of its own; one handler for several parts needs one per part.)
  */
 
+import { faultNotice } from "../ui/fault-text.ts";
+
 /** The parts of the extension, as the table in `hooks.ts` names them. */
 export type PartName = "settings" | "pruning" | "thinking" | "cache" | "compaction" | "ui";
 
@@ -68,8 +70,7 @@ async function finishAsync(first: Promise<unknown>, part: PartName, rest: readon
   return result;
 }
 
-/** The user's one line about a part that failed: what, where, and that the rest goes on. */
-export function faultNotice(part: PartName, event: string, error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return `context-keeper: ${part} failed at ${event} (${message}); the other parts go on — this is reported once`;
+/** The user's one line about a part that failed at a Pi event (`src/ui/fault-text.ts`). */
+export function faultNoticeOf(part: PartName, event: string, error: unknown): string {
+  return faultNotice(part, event, error instanceof Error ? error.message : String(error));
 }
