@@ -30,7 +30,7 @@ import { TTL_5M_MS } from "../cache/pricing.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
 import { observedLossesInHistory } from "../discipline/observed-loss.ts";
-import type { ContextMessage } from "../session/messages.ts";
+import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
@@ -97,6 +97,8 @@ export interface KeeperReplayState {
   previousContextTokens: number;
   /** What the keeper's render left out of the last request: its answer's usage in the keeper arm is the recorded one less that (`contextUsageOf`). */
   saving?: RenderSaving;
+  /** The last request's context (a compaction's turns before it are read over it). */
+  lastContext?: ContextMessage[];
 }
 
 export function initialKeeperReplayState(): KeeperReplayState {
@@ -226,20 +228,12 @@ function performFlushes(state: KeeperReplayState, effects: readonly EngineEffect
   return next;
 }
 
-/**
- * What Pi fired since the last request, from the recording: a compaction, then per turn that
- * ended its answer's usage and message end, then the turn end — each stepped as the live host
- * steps it, the flushes they give performed at once.
- */
-function stepRecordedEvents(state: KeeperReplayState, request: KeeperReplayRequest, deps: KeeperReplayDeps, window: number): KeeperReplayState {
+/** The turns of `messages` that ended since the last one stepped (and before `until`, when given), stepped in order. */
+function stepTurns(state: KeeperReplayState, messages: ContextMessage[], until: number, request: KeeperReplayRequest, deps: KeeperReplayDeps, window: number): KeeperReplayState {
   const settings = engineSettings(deps);
-  const messages = request.messages;
   let next = state;
-  const compaction = compactionAt(messages);
-  if (compaction !== undefined && compaction !== next.compactedAt) {
-    next = { ...next, engine: step(next.engine, { type: "compacted", context: messages }).state, compactedAt: compaction };
-  }
   for (const turn of turnsEndedAfter(messages, next.answeredThrough)) {
+    if (turn.at >= until) break;
     const answer = messages[turn.answer]!;
     next = { ...next, engine: step(next.engine, { type: "usage", message: answer }).state, answeredThrough: turn.at };
     const ended = step(next.engine, { type: "message-end", settings, message: answer });
@@ -252,6 +246,33 @@ function stepRecordedEvents(state: KeeperReplayState, request: KeeperReplayReque
     next = performFlushes({ ...next, engine: turnEnd.state }, turnEnd.effects, branch, request, deps, window);
   }
   return next;
+}
+
+/**
+ * What Pi fired since the last request, from the recording, in the order it fired: the turns
+ * that ended before a compaction (over the branch as it was then: the last request's context
+ * and what followed it), the compaction, then the turns after it — per turn its answer's usage
+ * and message end, then the turn end, each stepped as the live host steps it, the flushes
+ * they give performed at once.
+ */
+function stepRecordedEvents(state: KeeperReplayState, request: KeeperReplayRequest, deps: KeeperReplayDeps, window: number): KeeperReplayState {
+  const messages = request.messages;
+  let next = state;
+  const compaction = compactionAt(messages);
+  if (compaction !== undefined && compaction !== next.compactedAt) {
+    if (next.lastContext) next = stepTurns(next, branchBefore(next.lastContext, messages, compaction), compaction, request, deps, window);
+    next = { ...next, engine: step(next.engine, { type: "compacted", context: messages }).state, compactedAt: compaction };
+  }
+  return stepTurns(next, messages, Number.POSITIVE_INFINITY, request, deps, window);
+}
+
+/** The branch just before a compaction at `at`: the last request's context and the messages after it that came before the compaction. */
+function branchBefore(previous: readonly ContextMessage[], now: readonly ContextMessage[], at: number): ContextMessage[] {
+  const last = previous.reduce((t, m) => Math.max(t, timestampOf(m) ?? Number.NEGATIVE_INFINITY), Number.NEGATIVE_INFINITY);
+  return [...previous, ...now.filter((m) => {
+    const t = timestampOf(m);
+    return t !== undefined && t > last && t < at && (m as { role?: string }).role !== "compactionSummary";
+  })];
 }
 
 /** The keeper's render for one request: the very function the live `context` hook runs. */
@@ -289,6 +310,7 @@ export function stepKeeperReplay(
     ...(request.info.thinkingLevel !== undefined ? { previousThinkingLevel: request.info.thinkingLevel } : {}),
     previousContextTokens: deps.discipline ? contextTokensOf(rendered) : 0,
     saving: renderSavingOf(request.info.timestamp, request.messages, rendered),
+    lastContext: request.messages,
   };
   return { state: next, rendered };
 }

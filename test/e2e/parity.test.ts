@@ -11,7 +11,14 @@
  * serializer mimics it; recall refs carry each run's own timestamps, compared by rank). The keeper arm's cost estimate — the report's analyzer and prices
  * over the replayed bodies at the recorded times — is within 2% of the same model applied to
  * the live run's bodies at their arrival times. A second live run with cache discipline on
- * (request times enter) is held to the cost bound only.
+ * (request times enter) is held to the cost bound only. The budget trigger is on in every arm
+ * (its defaults): the replay steps `turn-end` where Pi fired it, with Pi's context usage
+ * worked out over the recording.
+ *
+ * With Pi's own compaction between two prompts (`/compact` in both runs), the replay reads the
+ * compaction from the recording and steps it where live Pi fired `session_compact` — the
+ * turns before it over the branch as it was, then `compacted`, then the rest — and every
+ * request's history is again byte-identical.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { analyzeRun, type RequestAnalysis } from "../../src/cache/analyzer.ts";
@@ -40,6 +47,7 @@ const MODEL = { id: "claude-sonnet-4-5", contextWindow: 1_000_000 };
 const BUDGET = { budgetTrigger: { enabled: true } };
 const TIMELESS: SettingsOverride = { pruning: BUDGET, summarizer: { mode: "extractive" }, cache: { discipline: false } };
 const DISCIPLINED: SettingsOverride = { pruning: BUDGET, summarizer: { mode: "extractive" } };
+
 
 const billed = (analyses: readonly RequestAnalysis[]): number =>
   analyses.reduce((n, a) => n + billedEquivalent({ uncached: a.uncached, write5m: a.write5m, write1h: a.write1h, read: a.read, output: 0 }), 0);
@@ -96,6 +104,13 @@ function rankRefTimestamps(texts: string[]): string[] {
   return texts.map((t) => t.replace(REF, (_all, ts: string) => `@t${rank.get(Number(ts))}#`));
 }
 
+/** Per request, the live run's messages and the replay's, each run's ref timestamps by rank; the requests that differ. */
+function historiesOf(live: PiRunResult, replay: ReplayResult): { sent: string[]; replayed: string[]; differing: number[] } {
+  const sent = rankRefTimestamps(live.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+  const replayed = rankRefTimestamps(replay.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+  return { sent, replayed, differing: sent.flatMap((text, i) => (text === replayed[i] ? [] : [i])) };
+}
+
 /** Where two message lists first differ, with a short excerpt of each side (diagnostics). */
 function firstDifference(a: string, b: string): string {
   const at = [...a].findIndex((ch, k) => ch !== b[k]);
@@ -115,9 +130,7 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
 
     const replay = replayKeeper(bare, TIMELESS);
     expect(replay.requests.length).toBe(live.mainRequests.length);
-    const sent = rankRefTimestamps(live.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-    const replayed = rankRefTimestamps(replay.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-    const differing = sent.flatMap((text, i) => (text === replayed[i] ? [] : [i]));
+    const { sent, replayed, differing } = historiesOf(live, replay);
     // The keeper changed history (stubs), and the replay changed it identically.
     const bareChars = JSON.stringify(bare.mainRequests.at(-1)!.body.messages).length;
     const liveChars = JSON.stringify(live.mainRequests.at(-1)!.body.messages).length;
@@ -138,13 +151,38 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     const disciplined = await runPi({ ...common, contextKeeper: DISCIPLINED as Record<string, unknown> });
     expect(disciplined.requests.filter((r) => r.status !== 200)).toHaveLength(0);
     const replayD = replayKeeper(bare, DISCIPLINED);
-    const sentD = rankRefTimestamps(disciplined.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-    const replayedD = rankRefTimestamps(replayD.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-    const same = replayedD.filter((text, i) => text === sentD[i]).length;
+    const same = replayD.requests.length - historiesOf(disciplined, replayD).differing.length;
     const liveD = liveCost(disciplined, replayD);
     const replayCostD = billed(replayD.analysis);
     const gapD = Math.abs(replayCostD - liveD) / liveD;
     console.log(`[parity] discipline on: ${same} of ${replayD.requests.length} requests identical; cost live ${liveD.toFixed(0)} vs replay ${replayCostD.toFixed(0)} (${(gapD * 100).toFixed(2)}%)`);
     expect(gapD).toBeLessThanOrEqual(0.02);
+  }, 400_000);
+
+  // The turns before the compaction are stepped over the branch as it was then, the compaction (`compacted`), then the rest.
+  test("with Pi's compaction between two prompts: the replay steps it where live did, same history per request", async () => {
+    const workspace = createPiWorkspace(scenario.files);
+    workspaces.push(workspace);
+    // /compact after the second prompt, in both runs: Pi's own compaction (the fake server's scripted summary).
+    const prompts = [scenario.prompts[0]!, scenario.prompts[1]!, { command: { type: "compact" } }, scenario.prompts[2]!, scenario.prompts[3]!];
+    const common = { prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
+    const bare = await runPi({ ...common, extension: false });
+    const live = await runPi({ ...common, contextKeeper: TIMELESS as Record<string, unknown> });
+    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+    const compactions = (run: PiRunResult) => run.sessionEntries.filter((e) => (e as { type?: string }).type === "compaction").length;
+    expect(compactions(bare)).toBe(1);
+    expect(compactions(live)).toBe(1);
+
+    const replay = replayKeeper(bare, TIMELESS);
+    expect(replay.requests.length).toBe(live.mainRequests.length);
+    const { sent, replayed, differing } = historiesOf(live, replay);
+    if (differing.length > 0) console.log(`[parity] compaction: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+    // Pruned after the compaction too (the requests after it carry less than bare Pi's), and identically.
+    const firstAfter = live.mainRequests.findIndex((r) => JSON.stringify(r.body.messages).includes("Scripted compaction summary"));
+    expect(firstAfter).toBeGreaterThan(0);
+    const chars = (run: PiRunResult) => JSON.stringify(run.mainRequests.at(-1)!.body.messages).length;
+    expect(chars(live)).toBeLessThan(chars(bare));
+    expect(differing).toEqual([]);
+    console.log(`[parity] compaction: ${replay.requests.length} requests, 0 differ`);
   }, 400_000);
 });
