@@ -36,70 +36,73 @@ export function compactionStep(state: EngineState, event: CompactionEvent): Comp
   const live = "live" in event ? event.live : undefined;
   const cx: StepContext = { state: state.compaction, effects: [], setup: event.setup, sent: sentContextOf(state, live) };
   const out: Omit<CompactionStepOutput, "state" | "effects"> = {};
-  switch (event.type) {
-    case "compaction-session-start":
-      if (enter(cx, event.live)) sessionStart(cx, event.live);
-      break;
-    case "compaction-shutdown":
-      sessionShutdown(cx, event.live);
-      break;
-    case "compaction-turn-end":
-      if (enter(cx, event.live)) out.result = turnEnd(cx, event.live, event);
-      break;
-    case "compaction-agent-end":
-      if (enter(cx, event.live)) agentEnd(cx, event.live);
-      break;
-    case "compaction-model-select":
-      if (enter(cx, event.live)) modelSelected(cx, event.modelKey);
-      break;
-    case "compaction-thinking-select":
-      if (enter(cx, event.live)) thinkingSelected(cx, event.level);
-      break;
-    case "compaction-tree":
-      if (enter(cx, event.live)) treeMoved(cx, event.live);
-      break;
-    case "compaction-before-compact":
-      if (event.waited !== undefined || enter(cx, event.live)) {
-        if (event.waited === undefined) confirmDraftFirst(cx, event.live);
-        const answer = beforeCompact(cx, event.live, event);
-        out.result = answer.answer;
-        if (answer.wait) out.wait = answer.wait;
-      }
-      break;
-    case "compaction-compacted":
-      if (enter(cx, event.live)) compacted(cx, event);
-      break;
-    case "compaction-compact-failed":
-      if (enter(cx, event.live)) compactFailed(cx, event);
-      break;
-    case "compaction-command":
-      if (enter(cx, event.live)) compactNow(cx, event.live);
-      else cx.effects.push({ kind: "say", text: `${event.setup.adapter.label}: disabled`, level: "info" });
-      break;
-    case "compaction-started":
-      started(cx, event.job, event.request);
-      break;
-    case "compaction-settled":
-      settled(cx, event.live, { jobId: event.jobId, now: event.now, ...(event.result ? { result: event.result } : {}), ...(event.error !== undefined ? { error: event.error } : {}) });
-      break;
-    case "compaction-timer":
-      timerFired(cx, event.live, event.key);
-      break;
-    case "compaction-request-failed":
-      requestFailed(cx, event);
-      break;
-    case "compaction-upgrade-written":
-      upgradeWritten(cx, event.jobId, event.error);
-      break;
+  const hook = HOOKS[event.type as HookType] as ((cx: StepContext, e: CompactionEvent) => Out | void) | undefined;
+  if (hook) {
+    // A Pi hook: the activity gate first (an inactive context stands the job down).
+    const e = event as Extract<CompactionEvent, { type: HookType }>;
+    if (enter(cx, e.live)) Object.assign(out, hook(cx, e) ?? {});
+    else if (e.type === "compaction-command") cx.effects.push({ kind: "say", text: `${e.setup.adapter.label}: disabled`, level: "info" });
+  } else {
+    switch (event.type) {
+      case "compaction-shutdown":
+        sessionShutdown(cx, event.live);
+        break;
+      case "compaction-before-compact":
+        // The wait it asked for ended: the same hook goes on (the gate was passed before it).
+        if (event.waited !== undefined) Object.assign(out, answerOf(beforeCompact(cx, event.live, event)));
+        else if (enter(cx, event.live)) {
+          confirmDraft(cx, event.live);
+          Object.assign(out, answerOf(beforeCompact(cx, event.live, event)));
+        }
+        break;
+      case "compaction-started":
+        started(cx, event.job, event.request);
+        break;
+      case "compaction-settled":
+        settled(cx, event.live, { jobId: event.jobId, now: event.now, ...(event.result ? { result: event.result } : {}), ...(event.error !== undefined ? { error: event.error } : {}) });
+        break;
+      case "compaction-timer":
+        timerFired(cx, event.live, event.key);
+        break;
+      case "compaction-request-failed":
+        requestFailed(cx, event);
+        break;
+      case "compaction-upgrade-written":
+        upgradeWritten(cx, event.jobId, event.error);
+        break;
+    }
   }
   syncStatus(cx);
   return { state: { ...state, compaction: cx.state }, effects: cx.effects, ...out };
 }
 
-/** A `turn_end` draft is confirmed at the next hook, before anything else looks at the job. */
-function confirmDraftFirst(cx: StepContext, live: CompactionLive): void {
-  confirmDraft(cx, live);
-}
+type Out = Omit<CompactionStepOutput, "state" | "effects">;
+
+/** The hooks that pass the activity gate and then do one thing. */
+const HOOKS = {
+  "compaction-session-start": (cx, e) => sessionStart(cx, e.live),
+  "compaction-turn-end": (cx, e) => ({ result: turnEnd(cx, e.live, e) }),
+  "compaction-agent-end": (cx, e) => agentEnd(cx, e.live),
+  "compaction-model-select": (cx, e) => modelSelected(cx, e.modelKey),
+  "compaction-thinking-select": (cx, e) => thinkingSelected(cx, e.level),
+  "compaction-tree": (cx, e) => treeMoved(cx, e.live),
+  "compaction-compacted": (cx, e) => compacted(cx, e),
+  "compaction-compact-failed": (cx, e) => compactFailed(cx, e),
+  "compaction-command": (cx, e) => compactNow(cx, e.live),
+} satisfies { [T in HookType]: (cx: StepContext, e: Extract<CompactionEvent, { type: T }>) => Out | void };
+
+type HookType =
+  | "compaction-session-start"
+  | "compaction-turn-end"
+  | "compaction-agent-end"
+  | "compaction-model-select"
+  | "compaction-thinking-select"
+  | "compaction-tree"
+  | "compaction-compacted"
+  | "compaction-compact-failed"
+  | "compaction-command";
+
+const answerOf = (a: { answer: BeforeCompactAnswer; wait?: WaitRequest }): Out => ({ result: a.answer, ...(a.wait ? { wait: a.wait } : {}) });
 
 function timerFired(cx: StepContext, live: CompactionLive, key: string): void {
   if (key === SETTLE_TIMER) return settleTick(cx, live);
