@@ -40,17 +40,17 @@ describe("the recording's events", () => {
   test("Pi's context usage as Pi works it out: the last valid answer's usage, then characters / 4 of each message after it", () => {
     const withUsage = (m: ContextMessage, total: number) => ({ ...m, usage: { ...(m as { usage: object }).usage, input: total } }) as ContextMessage;
     // No answer with usage: every message estimated ("p1" 1 + call ceil(19 / 4) 5 + result 1000).
-    expect(contextUsageOf(loop, undefined)).toBe(1 + 5 + 1000);
+    expect(contextUsageOf(loop)).toBe(1 + 5 + 1000);
     const answered = [loop[0]!, withUsage(loop[1]!, 5_000), loop[2]!];
-    expect(contextUsageOf(answered, undefined)).toBe(5_000 + 1000);
+    expect(contextUsageOf(answered)).toBe(5_000 + 1000);
     // The keeper arm: the recorded usage less what the keeper's render left out of that request.
-    expect(contextUsageOf(answered, { answerAt: 2, tokens: 1_200 })).toBe(3_800 + 1000);
-    expect(contextUsageOf(answered, { answerAt: 99, tokens: 1_200 })).toBe(6_000);
+    expect(contextUsageOf(answered, [{ answerAt: 9, tokens: 5 }, { answerAt: 2, tokens: 1_200 }])).toBe(3_800 + 1000);
+    expect(contextUsageOf(answered, [{ answerAt: 99, tokens: 1_200 }])).toBe(6_000);
     // An aborted answer's usage is not trusted (Pi skips it); right after a compaction Pi does not know.
     const aborted = [...answered, withUsage(assistant([text("half")], 4, { stopReason: "aborted" }), 9_000)];
-    expect(contextUsageOf(aborted, undefined)).toBe(6_000 + 1);
+    expect(contextUsageOf(aborted)).toBe(6_000 + 1);
     const summary = { role: "compactionSummary", summary: "s", tokensBefore: 9, timestamp: 7 } as unknown as ContextMessage;
-    expect(contextUsageOf([summary, user("p2", 8)], undefined)).toBeNull();
+    expect(contextUsageOf([summary, user("p2", 8)])).toBeNull();
   });
 
   test("what the render left out of a request, by Pi's estimate", () => {
@@ -87,7 +87,7 @@ describe("the replay steps them", () => {
       [4, "budget"],
       [5, "budget"],
     ]);
-    expect(s.engine.budget.tokensAtLastFlush).toBe(contextUsageOf(requests[5]!, undefined)!);
+    expect(s.engine.budget.tokensAtLastFlush).toBe(contextUsageOf(requests[5]!)!);
   });
 
   test("a compaction since the last request: state outside the context dropped, the next request cold, the budget from zero", () => {

@@ -36,6 +36,8 @@ import type { KeeperState } from "../state/schema.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
 import { cacheFacts, effectOf, initialEngineState, keeperRender, step, type CacheSettings, type DisciplineFacts, type EngineEffect, type EngineState } from "../engine/index.ts";
 import type { KeeperReplayConfig } from "./keeper-config.ts";
+import { createRecallToolDefinition } from "../recall/tool.ts";
+import { emptyRecallIndex } from "../recall/recall-index.ts";
 import { compactionAt, contextTokensOf, contextUsageOf, renderSavingOf, turnsEndedAfter, type RenderSaving } from "./recorded-events.ts";
 import type { ReplaySummarizer } from "./replay-summaries.ts";
 
@@ -96,7 +98,7 @@ export interface KeeperReplayState {
   /** Estimated tokens of the previous request's rendered context (context pressure); 0 without cache discipline. */
   previousContextTokens: number;
   /** What the keeper's render left out of the last request: its answer's usage in the keeper arm is the recorded one less that (`contextUsageOf`). */
-  saving?: RenderSaving;
+  savings: RenderSaving[];
   /** The last request's context (a compaction's turns before it are read over it). */
   lastContext?: ContextMessage[];
 }
@@ -108,6 +110,7 @@ export function initialKeeperReplayState(): KeeperReplayState {
     flushes: [],
     summarizer: { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 },
     previousContextTokens: 0,
+    savings: [],
   };
 }
 
@@ -126,6 +129,18 @@ export interface KeeperReplayDeps {
 }
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
+
+/**
+ * What the extension adds to every request it is on for (Pi's estimate, characters / 4): the
+ * `keeper_recall` tool's definition as Anthropic's Messages API carries it, and the line for it
+ * in the system prompt's tool list.
+ */
+export const RECALL_TOOL_TOKENS = (() => {
+  const tool = createRecallToolDefinition({ getStore: () => emptyRecallIndex(), getBranchMessages: () => [], readSpill: async () => "" });
+  const schema = tool.parameters as { properties?: unknown; required?: unknown };
+  const wire = { name: tool.name, description: tool.description, eager_input_streaming: true, input_schema: { type: "object", properties: schema.properties ?? {}, required: schema.required ?? [] } };
+  return Math.ceil(JSON.stringify(wire).length / 4) + Math.ceil(`- ${tool.promptSnippet ?? ""}\n`.length / 4);
+})();
 
 /** The settings the engine runs with: cache discipline only when the arm asked for it. */
 function engineSettings(deps: Pick<KeeperReplayDeps, "config" | "discipline">): KeeperReplayConfig["settings"] {
@@ -169,10 +184,11 @@ export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplay
   );
 }
 
-/** Where a flush effect was given: why, and the branch as the live flush would see it then. */
+/** Where a flush effect was given: why, the branch as the live flush would see it then, and Pi's context usage then. */
 interface FlushAt {
   reason: "request-end" | "budget";
   branch: ContextMessage[];
+  usage: number | null;
 }
 
 /** A `flush` effect, performed at once: the straight line of `step` events, the summaries from the stand-in as the effect routes them. */
@@ -198,7 +214,10 @@ function flush(state: KeeperReplayState, at: FlushAt, request: KeeperReplayReque
   });
   // No recall in the replay: no spill files to write, nothing fails. The budget counts from the context the flush saw.
   const { result } = effectOf(planned, "write-spills");
-  const done = step(planned.state, { type: "flush-written", result, failed: [], contextTokens: contextUsageOf(at.branch, state.saving) ?? undefined });
+  // The budget counts from Pi's context usage as the flush is written. Live it is read then; a
+  // flush without a model call is written before Pi stores the answer that triggered it, so the
+  // replay takes the usage at the trigger (a summarizer call would read it later, timing the replay leaves out).
+  const done = step(planned.state, { type: "flush-written", result, failed: [], contextTokens: at.usage ?? undefined });
   const billed = results.reduce((n, r) => n + r.billed, 0);
   const sent = routes.filter(Boolean).length;
   const s = state.summarizer;
@@ -218,12 +237,12 @@ function flush(state: KeeperReplayState, at: FlushAt, request: KeeperReplayReque
   };
 }
 
-/** Perform the `flush` effects of one step, in order. */
-function performFlushes(state: KeeperReplayState, effects: readonly EngineEffect[], branch: ContextMessage[], request: KeeperReplayRequest, deps: KeeperReplayDeps, window: number): KeeperReplayState {
+/** Perform the `flush` effects of one step, in order (`usage`: Pi's context usage when the step's Pi event fired). */
+function performFlushes(state: KeeperReplayState, effects: readonly EngineEffect[], at: { branch: ContextMessage[]; usage: number | null }, request: KeeperReplayRequest, deps: KeeperReplayDeps, window: number): KeeperReplayState {
   let next = state;
   for (const e of effects) {
     if (e.kind !== "flush") continue;
-    next = flush(next, { reason: e.trigger, branch }, request, deps, deps.discipline ? replayCacheFacts(next, request, window) : undefined);
+    next = flush(next, { reason: e.trigger, ...at }, request, deps, deps.discipline ? replayCacheFacts(next, request, window) : undefined);
   }
   return next;
 }
@@ -237,13 +256,14 @@ function stepTurns(state: KeeperReplayState, messages: ContextMessage[], until: 
     const answer = messages[turn.answer]!;
     next = { ...next, engine: step(next.engine, { type: "usage", message: answer }).state, answeredThrough: turn.at };
     const ended = step(next.engine, { type: "message-end", settings, message: answer });
-    next = performFlushes({ ...next, engine: ended.state }, ended.effects, messages.slice(0, turn.answer + 1), request, deps, window);
+    // At `message_end` Pi has not stored the answer yet: its usage is the context's before it.
+    next = performFlushes({ ...next, engine: ended.state }, ended.effects, { branch: messages.slice(0, turn.answer + 1), usage: contextUsageOf(messages.slice(0, turn.answer), next.savings) }, request, deps, window);
     const branch = messages.slice(0, turn.end + 1);
     // Live, the turn end steps only when Pi knows its context usage (not right after a compaction).
-    const contextTokens = contextUsageOf(branch, next.saving);
+    const contextTokens = contextUsageOf(branch, next.savings);
     if (contextTokens === null) continue;
     const turnEnd = step(next.engine, { type: "turn-end", settings, contextTokens, contextWindow: window });
-    next = performFlushes({ ...next, engine: turnEnd.state }, turnEnd.effects, branch, request, deps, window);
+    next = performFlushes({ ...next, engine: turnEnd.state }, turnEnd.effects, { branch, usage: contextTokens }, request, deps, window);
   }
   return next;
 }
@@ -309,7 +329,8 @@ export function stepKeeperReplay(
     flushes: out.state.keeper.stats.flushes > before ? [...next.flushes, ...cold] : next.flushes,
     ...(request.info.thinkingLevel !== undefined ? { previousThinkingLevel: request.info.thinkingLevel } : {}),
     previousContextTokens: deps.discipline ? contextTokensOf(rendered) : 0,
-    saving: renderSavingOf(request.info.timestamp, request.messages, rendered),
+    // The last answer's request and the one before (at a message end the answer is not counted yet).
+    savings: [renderSavingOf(request.info.timestamp, request.messages, rendered, RECALL_TOOL_TOKENS), ...next.savings].slice(0, 2),
     lastContext: request.messages,
   };
   return { state: next, rendered };

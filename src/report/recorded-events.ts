@@ -14,7 +14,8 @@
  * out, over the recording: the last valid answer's usage plus characters / 4 of each message
  * after it (unknown right after a compaction, until an answer comes) — with the usage of an
  * answer the keeper arm's request would have had: the recorded (bare) usage less what the
- * keeper's render of that request left out. Pure.
+ * keeper's render of that request left out, plus what the extension adds to every request (its
+ * `keeper_recall` tool: the definition and the system prompt's line for it). Pure.
  */
 import { messageChars } from "../discipline/history-view.ts";
 import { isAssistant, isToolResult, timestampOf, type ContextMessage } from "../session/messages.ts";
@@ -56,17 +57,21 @@ export function contextTokensOf(messages: readonly ContextMessage[]): number {
 /** Pi's estimate of one message: characters / 4, rounded up. */
 const piEstimate = (m: ContextMessage): number => Math.ceil(messageChars(m) / 4);
 
-/** What the keeper's render left out of the request that got the answer of `answerAt` (Pi's estimate). */
+/**
+ * How much smaller the keeper arm's request that got the answer of `answerAt` is than the
+ * recorded one (Pi's estimate): what its render left out, less what the extension adds to
+ * every request (`addedTokens`; the result is negative when the render left out less).
+ */
 export interface RenderSaving {
   answerAt: number;
   tokens: number;
 }
 
-export function renderSavingOf(answerAt: number, raw: readonly ContextMessage[], rendered: readonly ContextMessage[]): RenderSaving {
-  let tokens = 0;
+export function renderSavingOf(answerAt: number, raw: readonly ContextMessage[], rendered: readonly ContextMessage[], addedTokens = 0): RenderSaving {
+  let tokens = 0 - addedTokens;
   if (rendered !== raw) for (const m of raw) tokens += piEstimate(m);
   if (rendered !== raw) for (const m of rendered) tokens -= piEstimate(m);
-  return { answerAt, tokens: Math.max(0, tokens) };
+  return { answerAt, tokens };
 }
 
 interface UsageLike {
@@ -88,10 +93,11 @@ function validUsage(m: ContextMessage): number | undefined {
 
 /**
  * Pi's context usage at the end of `branch`, in the keeper arm (see the header); null when Pi
- * would not know it (a compaction, no answer since). `saving`: what the keeper's render left
- * out of the last replayed request.
+ * would not know it (a compaction, no answer since). `savings`: by how much the keeper arm's
+ * recent requests were smaller than the recorded ones (the one that got the last valid answer
+ * is looked up by that answer's time).
  */
-export function contextUsageOf(branch: readonly ContextMessage[], saving: RenderSaving | undefined): number | null {
+export function contextUsageOf(branch: readonly ContextMessage[], savings: readonly RenderSaving[] = []): number | null {
   let last = -1;
   let usage: number | undefined;
   for (let i = branch.length - 1; i >= 0 && usage === undefined; i--) {
@@ -101,7 +107,7 @@ export function contextUsageOf(branch: readonly ContextMessage[], saving: Render
   if (compactionAt(branch) !== undefined && usage === undefined) return null;
   if (usage === undefined) return branch.reduce((n, m) => n + piEstimate(m), 0);
   const answerAt = timestampOf(branch[last]!);
-  let tokens = Math.max(0, usage - (saving !== undefined && saving.answerAt === answerAt ? saving.tokens : 0));
+  let tokens = Math.max(0, usage - (savings.find((s) => s.answerAt === answerAt)?.tokens ?? 0));
   for (let i = last + 1; i < branch.length; i++) tokens += piEstimate(branch[i]!);
   return tokens;
 }

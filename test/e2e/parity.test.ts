@@ -185,4 +185,26 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     expect(differing).toEqual([]);
     console.log(`[parity] compaction: ${replay.requests.length} requests, 0 differ`);
   }, 400_000);
+
+  // A tight budget fires inside the loops. The provider counts a message block as Pi estimates a
+  // message (characters / 4), so the context usage the live host reads from Pi is the one the
+  // replay works out over the bare recording (its recorded usage less what the render left out).
+  // The extension's own compaction is off in the live run: the replay does not simulate it, and
+  // its start window holds the budget flush (`cooperation.ts`).
+  test("a budget trigger that fires inside the loops: the same flushes, the same history per request", async () => {
+    const workspace = createPiWorkspace(scenario.files);
+    workspaces.push(workspace);
+    const tight: SettingsOverride = { ...TIMELESS, pruning: { budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 6000 } }, compaction: { enabled: false } };
+    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same", tokenizer: "text" as const } };
+    const bare = await runPi({ ...common, extension: false });
+    const live = await runPi({ ...common, contextKeeper: tight as Record<string, unknown> });
+    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+    const replay = replayKeeper(bare, tight);
+    expect(replay.requests.length).toBe(live.mainRequests.length);
+    expect(replay.budgetFlushes).toBeGreaterThan(0);
+    const { sent, replayed, differing } = historiesOf(live, replay);
+    if (differing.length > 0) console.log(`[parity] budget: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+    expect(differing).toEqual([]);
+    console.log(`[parity] budget: ${replay.requests.length} requests, 0 differ, ${replay.budgetFlushes} budget flushes`);
+  }, 400_000);
 });

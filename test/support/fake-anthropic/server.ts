@@ -40,6 +40,8 @@ export type FakeAnthropicOptions = {
   idNonce?: string;
   /** Passed to the usage model (default 1024). */
   minCacheableTokens?: number;
+  /** Passed to the usage model: how a message block is counted (default "json"). */
+  tokenizer?: "json" | "text";
   /** Set false to answer everything without the 400 checks (default true). */
   validate?: boolean;
 };
@@ -121,7 +123,7 @@ export function startFakeAnthropic(options: FakeAnthropicOptions = {}): FakeAnth
         ? { text: step.thinking, signature: signThinking(step.thinking, options.signatureSecret) }
         : undefined;
     const calls = (toolCalls ?? []).map((c, i) => ({ id: c.id ?? `toolu_${id}_${i}`, name: c.name, input: c.input }));
-    const plan = planUsage({ body, cache, nowMs: Date.now(), minCacheableTokens: options.minCacheableTokens });
+    const plan = planUsage({ body, cache, nowMs: Date.now(), minCacheableTokens: options.minCacheableTokens, tokenizer: options.tokenizer });
     for (const [k, v] of plan.store) cache.set(k, v);
     const outChars = (thinking?.text.length ?? 0) + (step.text?.length ?? 0) + calls.reduce((n, c) => n + JSON.stringify(c.input).length, 0);
     const usage: WireUsage = { ...plan.usage, output_tokens: Math.ceil(outChars / 4) + 1, ...step.usage };
