@@ -11,8 +11,6 @@ import { faultNotice } from "../ui/fault-text.ts";
 /** The parts of the extension, as the table in `hooks.ts` names them. */
 export type PartName = "settings" | "pruning" | "thinking" | "cache" | "compaction" | "ui";
 
-export const PART_NAMES: readonly PartName[] = ["settings", "pruning", "thinking", "cache", "compaction", "ui"];
-
 export interface PartStep {
   part: PartName;
   run: () => unknown;

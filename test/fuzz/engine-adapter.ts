@@ -121,8 +121,8 @@ export async function flush(input: FlushInput): Promise<FlushOutput> {
 
 /**
  * Before a render, when the cache is already lost and cache discipline is on: the engine's
- * cold re-plan (the `context` step in `src/engine/step.ts`, as the live `context` hook runs it).
- * Undefined when nothing changes history.
+ * cold re-plan (the `context` step in `src/engine/step.ts`, as the live `context` hook runs it,
+ * committed at `request-built`). Undefined when nothing changes history.
  */
 export function coldReplan(input: {
   state: EngineState;
@@ -144,9 +144,11 @@ export function coldReplan(input: {
     recall: true,
     spill: { thresholdBytes: input.settings.recall.spillThresholdBytes, pathFor: (_call, sha) => input.spillPathFor(sha) },
   });
-  const replan = out.effects.find((e) => e.kind === "write-spills");
-  if (!replan) return undefined;
-  const r = replan.result;
+  // The re-plan the render adopted is handed out once the request is built, as the live host commits it.
+  const built = engine.step(out.state, { type: "request-built" });
+  const replan = built.effects.find((e) => e.kind === "commit-replans");
+  const r = replan?.kind === "commit-replans" ? replan.results[0] : undefined;
+  if (!r) return undefined;
   return { state: { keeper: r.nextState, recall: r.nextRecall ?? input.state.recall }, entries: r.entries, spills: r.spills };
 }
 
