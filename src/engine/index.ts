@@ -17,5 +17,5 @@ export type { CacheSettings, DisciplineFacts } from "./decide.ts";
 export { cacheViewOf, type CacheRuleFacts } from "./wire-log.ts";
 export type { FlushReport, FlushTrigger } from "./session.ts";
 export { expectedRequestsOf, summaryRoutes, type RequestFacts } from "./summary-choice.ts";
-export { compactionOutlookOf } from "./compaction/outlook.ts";
+export { compactionOutlookOf } from "./compaction/job.ts";
 export type { CompactionEffect, CompactionEvent, CompactionLive, CompactionSetup, CompactionState, StartRequest } from "./compaction/types.ts";

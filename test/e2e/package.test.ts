@@ -52,7 +52,8 @@ describe("the packed package", () => {
     expect(packedFiles.filter((f) => /\.test\.ts$|^test\/|^corpus\/|^bench\/|^scripts\/|^\.ci\//.test(f))).toEqual([]);
     // Every module the extension or the CLI imports is in the tarball: all non-test sources.
     expect(packedFiles.filter((f) => f.startsWith("src/")).every((f) => f.endsWith(".ts"))).toBe(true);
-    expect(packedFiles.length).toBeLessThan(200);
+    // A bound on what is packed, not a target: the sources alone (about 200 modules) and the few files beside them.
+    expect(packedFiles.length).toBeLessThan(230);
   });
 
   test("pi install puts it under the agent dir by its name, and pi list shows it", () => {

@@ -11,6 +11,7 @@ import { canStart, type InvalidationReason, type JobEvent, type JobSnapshot, job
 import type { LateHandoff } from "../../compaction/late-digest.ts";
 import type { LifecycleEvent } from "../../compaction/lifecycle.ts";
 import { budgetFollowsOutput, type RoomInput } from "../../compaction/threshold-decision.ts";
+import type { EngineState } from "../session.ts";
 import type { CompactionEffect, CompactionLive, CompactionSetup, CompactionState, ReadyJob, SentContext } from "./types.ts";
 
 export const JOB_TIMER = "compaction:job-timeout";
@@ -174,6 +175,11 @@ export function syncStatus(cx: StepContext): void {
   if (text === cx.state.status) return;
   cx.state = { ...cx.state, status: text };
   cx.effects.push({ kind: "status", key: statusKey(cx.setup), text });
+}
+
+/** A pure query for callers: async compaction's outlook from the engine's state. */
+export function compactionOutlookOf(state: EngineState): CompactionOutlook {
+  return outlookOf(state.compaction);
 }
 
 /** Plain facts for the pruning side (`cooperation.ts`). A job already handed off counts as none. */
