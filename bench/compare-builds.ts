@@ -5,16 +5,21 @@
  * Same growing session, fresh clones and payloads, real flushes as `bench/request-cost.ts`.
  * Run: `npx bun bench/compare-builds.ts <other checkout> [messages]`. Prints p10 / median / p90, and the medians of the requests right after a flush and of the others.
  */
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { generateSession, INFO, stateAfterFlushes } from "./bench-session.ts";
-import { createRequestRunner, type RequestSample } from "./request-cost.ts";
+import { createRequestRunner, type RequestRunnerOptions, type RequestSample } from "./request-cost.ts";
 
 const [otherDir, sizeArg] = process.argv.slice(2);
 if (!otherDir) {
   console.error("usage: bun bench/compare-builds.ts <other checkout> [messages]");
   process.exit(1);
 }
-const other = (await import(resolve(otherDir, "src/host/keeper-host.ts"))) as typeof import("../src/host/keeper-host.ts");
+/** The other build's handlers: through its event table when it has one (this design), else its host's own `on…` handlers. */
+const driver = resolve(otherDir, "test/support/host/keeper-driver.ts");
+const otherHost = (existsSync(driver)
+  ? ((await import(driver)) as typeof import("../test/support/host/keeper-driver.ts")).driveKeeper
+  : ((await import(resolve(otherDir, "src/host/keeper-host.ts"))) as { createKeeperHost: RequestRunnerOptions["createHost"] }).createKeeperHost) as RequestRunnerOptions["createHost"];
 const size = Number(sizeArg ?? 1000);
 const samples = size >= 5000 ? 60 : 200;
 const warmup = 10;
@@ -22,7 +27,7 @@ const start = size - samples;
 const { messages: session, requestEnds } = generateSession(start + 2 * (samples + warmup) + 20);
 const state = stateAfterFlushes(session.slice(0, start), requestEnds.filter((e) => e <= start), size > 2000 ? 5 : 1);
 const model = { provider: INFO.provider, id: INFO.model, api: INFO.api };
-const runners = { other: createRequestRunner({ session, start, state, model, createHost: other.createKeeperHost }), this: createRequestRunner({ session, start, state, model }) };
+const runners = { other: createRequestRunner({ session, start, state, model, createHost: otherHost }), this: createRequestRunner({ session, start, state, model }) };
 const got: Record<keyof typeof runners, RequestSample[]> = { other: [], this: [] };
 for (let r = 0; r < warmup + samples; r++) {
   const order: Array<keyof typeof runners> = r % 2 ? ["other", "this"] : ["this", "other"];

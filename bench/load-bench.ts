@@ -18,9 +18,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
-import { effectOf, initialEngineState, step } from "../src/engine/index.ts";
-import { pruneConfigFrom } from "../src/engine/config.ts";
-import { keeperRender } from "../src/engine/render.ts";
+import { effectOf, initialEngineState, keeperRender, pruneConfigFrom, step } from "../src/engine/index.ts";
 import { chainCompress } from "../src/prune/chain-compress.ts";
 import { errorPurge } from "../src/prune/error-purge.ts";
 import { pairingSweep } from "../src/prune/pairing-sweep.ts";

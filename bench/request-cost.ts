@@ -21,7 +21,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { createKeeperHost } from "../src/host/keeper-host.ts";
+import { driveKeeper } from "../test/support/host/keeper-driver.ts";
 import { serializeForAnthropic } from "../src/report/anthropic-wire.ts";
 import { toLlmMessages } from "../src/report/pi-session-contexts.ts";
 import type { ContextMessage } from "../src/session/messages.ts";
@@ -75,8 +75,18 @@ export interface RequestRunnerOptions {
   model: { provider: string; id: string; api: string };
   /** A full garbage collection before each request, outside the timing (the clone's garbage then never lands in a handler's timing). */
   collectBetween?: boolean;
-  /** Another build of the host (a before/after comparison in one process); default this one's. */
-  createHost?: typeof createKeeperHost;
+  /** Another build of the host (a before/after comparison in one process); default this one's, driven through its event table. */
+  createHost?: (pi: never, options: { now: () => number }) => RequestHost;
+}
+
+/** The handlers a request runs, by Pi event (`driveKeeper` runs each through the host's table). */
+export interface RequestHost {
+  onSessionStart(ctx: ExtensionContext): void;
+  onContext(event: never, ctx: ExtensionContext): { messages: unknown[] } | undefined;
+  onBeforeProviderRequest(event: never, ctx: ExtensionContext): unknown;
+  onMessageEnd(message: ContextMessage, ctx: ExtensionContext): void;
+  busy(): boolean;
+  cacheFacts(ctx: ExtensionContext): unknown;
 }
 
 /** One request's timings (ms); `flushed`: its answer ended the request and the flush ran (untimed). */
@@ -120,7 +130,7 @@ export function createRequestRunner(o: RequestRunnerOptions): { step(): Promise<
     sessionManager: { getBranch: branch, buildSessionProjection: () => ({ messages: raw }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens: 100_000, contextWindow: 200_000, percent: 50 }),
   } as unknown as ExtensionContext;
-  const host = (o.createHost ?? createKeeperHost)(pi as never, { now: () => clock.now });
+  const host: RequestHost = (o.createHost ?? ((p, options) => driveKeeper(p, options)))(pi as never, { now: () => clock.now });
   withAgentDir(join(ctx.cwd, "agent"), () => host.onSessionStart(ctx));
   let next = o.start;
   let flushedBefore = false;

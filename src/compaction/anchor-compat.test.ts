@@ -9,7 +9,7 @@ import { deferred, FakeHost, flush } from "../../test/support/compaction/fake-pi
 import { SessionBuilder } from "../../test/support/compaction/session-builder.ts";
 import { TURN } from "../../test/support/compaction/wiring-setup.ts";
 import { type AnchorAsyncCompactionAdapter, type AnchorSnapshot, fromAnchorAdapter, isAnchorAdapter } from "./anchor-compat.ts";
-import { registerAsyncCompaction } from "./core.ts";
+import { registerAsyncCompaction } from "../../core.ts";
 import { piCompact, piCompactionPrimitives } from "../host/compaction-runtime.ts";
 import { prepareCompaction } from "./prepare.ts";
 import type { CompactionPreparation } from "./primitives.ts";

@@ -1,9 +1,7 @@
 /**
- * Validation glue between the live Pi context and the pure checks, plus the small,
- * guarded predicates that decide which apply path may run.
+ * Validation glue between the live session's facts and the pure checks, plus the small
+ * predicate that decides whether an apply path may run now.
  */
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { modelKeyOf, settingsKeyOf } from "./controller.ts";
 import type { JobSnapshot, ReadyCompaction } from "./job-reducer.ts";
 import { previewAfterApply } from "./preview.ts";
 import type { AgentMessage, CompactionSettings, PiCompactionPrimitives, SessionEntry } from "./primitives.ts";
@@ -16,8 +14,25 @@ export function branchInfo(branch: readonly SessionEntry[]): BranchEntryInfo[] {
   }));
 }
 
+export function modelKeyOf(model: { provider: string; id: string } | undefined): string {
+  return model ? `${model.provider}/${model.id}` : "";
+}
+
+export function settingsKeyOf(settings: Pick<CompactionSettings, "reserveTokens" | "keepRecentTokens">): string {
+  return `reserve=${settings.reserveTokens};keep=${settings.keepRecentTokens}`;
+}
+
+/** What validation needs of the live session. */
+export interface LiveSessionFacts {
+  sessionId: string;
+  /** `modelKeyOf(ctx.model)`. */
+  modelKey: string;
+  /** The session model's context window (Pi's usage's when the model has none). */
+  contextWindow: number;
+}
+
 export interface LiveValidationInput {
-  ctx: ExtensionContext;
+  live: LiveSessionFacts;
   snapshot: JobSnapshot;
   result: ReadyCompaction;
   branch: SessionEntry[];
@@ -26,22 +41,21 @@ export interface LiveValidationInput {
   customInstructions?: string;
   primitives: PiCompactionPrimitives;
   /** The messages as they will be sent (the keeper's render); default: as they are. */
-  sentContext?: (messages: AgentMessage[], ctx: ExtensionContext) => AgentMessage[];
+  sentContext?: (messages: AgentMessage[]) => AgentMessage[];
   /** The result as it will be applied (caught up to Pi's cut, `catch-up.ts`), for the size check; default `result`. */
   applied?: Pick<ReadyCompaction, "summary" | "firstKeptEntryId" | "details">;
 }
 
 export function validateAgainstLive(input: LiveValidationInput): ValidationResult & { previewTokens: number } {
-  const { ctx, snapshot, result, branch, settings } = input;
-  const sent = input.sentContext;
-  const previewTokens = previewAfterApply(branch, input.applied ?? result, input.primitives, sent ? (messages) => sent(messages, ctx) : undefined).tokens;
-  const contextWindow = ctx.model?.contextWindow ?? ctx.getContextUsage()?.contextWindow ?? 0;
+  const { live, snapshot, result, branch, settings } = input;
+  const previewTokens = previewAfterApply(branch, input.applied ?? result, input.primitives, input.sentContext).tokens;
+  const contextWindow = live.contextWindow;
   const verdict = validateReadyJob({
     snapshot,
     result,
     current: {
-      sessionId: ctx.sessionManager.getSessionId(),
-      modelKey: modelKeyOf(ctx.model),
+      sessionId: live.sessionId,
+      modelKey: live.modelKey,
       thinkingLevel: input.thinkingLevel,
       settingsKey: settingsKeyOf(settings),
       branch: branchInfo(branch),
@@ -55,6 +69,6 @@ export function validateAgainstLive(input: LiveValidationInput): ValidationResul
 }
 
 /** Pi may run `ctx.compact()` now without interrupting anything. */
-export function isSafeIdle(ctx: Pick<ExtensionContext, "isIdle" | "hasPendingMessages">): boolean {
-  return ctx.isIdle() && !ctx.hasPendingMessages();
+export function isSafeIdle(live: { idle(): boolean; pendingMessages(): boolean }): boolean {
+  return live.idle() && !live.pendingMessages();
 }

@@ -89,11 +89,16 @@ export type PendingAtCompactDecision =
   | { action: "wait"; maxWaitMs: number; digestAfterMs?: number }
   | { action: "fallback"; why: "custom_instructions" | "no_wait" };
 
+/** Whether a wait at Pi's compaction ends in a digest past the stall budget (not for `/compact`: the user asked for a summary). */
+export function digestsWhenLate(f: Pick<PendingAtCompactFacts, "reason" | "stallMs" | "maxWaitMs">): boolean {
+  return f.reason !== "manual" && f.stallMs >= 0 && f.stallMs < f.maxWaitMs;
+}
+
 export function decidePendingAtCompact(f: PendingAtCompactFacts): PendingAtCompactDecision {
   if (f.customInstructions) return { action: "fallback", why: "custom_instructions" };
   if (f.reason === "threshold" && hasRoom(f)) return { action: "cancel" };
   if (f.maxWaitMs <= 0) return { action: "fallback", why: "no_wait" };
-  const digest = f.reason !== "manual" && f.stallMs >= 0 && f.stallMs < f.maxWaitMs;
+  const digest = digestsWhenLate(f);
   return digest ? { action: "wait", maxWaitMs: f.stallMs, digestAfterMs: f.stallMs } : { action: "wait", maxWaitMs: f.maxWaitMs };
 }
 

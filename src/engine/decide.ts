@@ -45,7 +45,7 @@ import { protectionMatcher } from "../prune/protection.ts";
 import { isAssistant, timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { seamThroughOf, type KeeperState } from "../state/schema.ts";
-import { withoutStrip } from "./render.ts";
+import type { StrippedFrom } from "./render.ts";
 
 export type CacheSettings = KeeperSettings["cache"];
 
@@ -98,8 +98,8 @@ export interface DecideFlushInput {
   trial: KeeperState;
   /** The thinking strip runs on this model (its boundary moves at the next flush). */
   thinkingStripOn: boolean;
-  /** The `context` render for a message array and a state. */
-  render: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
+  /** The `context` render for a message array and a state; it records what its thinking strip replaced in `strippedFrom`. */
+  render: (messages: ContextMessage[], state: KeeperState, strippedFrom: StrippedFrom) => ContextMessage[];
   /**
    * What the last request carried, when the caller holds it: the engine's render of the branch
    * up to the last assistant message, under whatever state it was rendered (a flush adopted
@@ -129,9 +129,12 @@ function decide(input: DecideFlushInput): FlushGateDecision {
 
   const world = endsWithAssistant(messages) ? [...messages, nextPromptProbe()] : [...messages];
   const lastSent = Math.max(0, lastAssistantIndex(messages));
-  const without = slotsByRawIndex(messages, input.render(world, state));
+  // What the thinking strip replaced in the gate's two renders: the savings estimate leaves the strip out.
+  const stripped: StrippedFrom = new Map();
+  const without = slotsByRawIndex(messages, input.render(world, state, stripped));
   const sent = input.sent ? slotsByRawIndex(messages, [...input.sent]) : without;
-  const withAll = slotsByRawIndex(messages, input.render(world, trial));
+  const withAll = slotsByRawIndex(messages, input.render(world, trial, stripped));
+  const withoutStrip = (m: ContextMessage): ContextMessage => stripped.get(m) ?? m;
   const mutations = measureMutations({ proposal, messages, previousThinkingBoundary: previousThinking, without, withAll, withoutStrip });
 
   let forcedFrom: number | undefined;

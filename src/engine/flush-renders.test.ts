@@ -58,7 +58,7 @@ function budget(): Session {
 function counted(settings: KeeperSettings, model: typeof SONNET) {
   const calls = { keeper: 0, prune: 0 };
   const renders: FlushRenders = {
-    keeper: (messages, state) => (calls.keeper++, keeperRender({ messages, state, settings, model })),
+    keeper: (messages, state, strippedFrom) => (calls.keeper++, keeperRender({ messages, state, settings, model, strippedFrom })),
     prune: (input) => (calls.prune++, renderContext(input)),
   };
   return { calls, renders };

@@ -27,7 +27,7 @@ import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
 import { computeThinkingBoundary } from "../thinking/index.ts";
 import { pruneConfigFrom, thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import { decideFlush, type CacheSettings, type DisciplineFacts, type DisciplineOutcome } from "./decide.ts";
-import { keeperRender } from "./render.ts";
+import { keeperRender, type PartFault, type StrippedFrom } from "./render.ts";
 
 export interface FlushInputs {
   state: KeeperState;
@@ -48,16 +48,24 @@ export function beginFlush(inputs: FlushInputs): CaptureResult {
   });
 }
 
-export function thinkingBoundaryFnFor(settings: KeeperSettings, model: ModelIdentityInput | undefined): ThinkingBoundaryFn | undefined {
+/** The thinking strip's boundary at a flush; a throw keeps the previous one (recorded in `faults`). */
+export function thinkingBoundaryFnFor(settings: KeeperSettings, model: ModelIdentityInput | undefined, faults?: PartFault[]): ThinkingBoundaryFn | undefined {
   if (!thinkingPolicyFor(settings, model).strip) return undefined;
   const keep = settings.thinkingStrip.keepLastTurns;
-  return ({ assistantTimestamps, previous }) => computeThinkingBoundary(assistantTimestamps, keep, previous);
+  return ({ assistantTimestamps, previous }) => {
+    try {
+      return computeThinkingBoundary(assistantTimestamps, keep, previous);
+    } catch (error) {
+      faults?.push({ part: "thinking", error: error instanceof Error ? error.message : String(error) });
+      return previous;
+    }
+  };
 }
 
 /** Counts renders when a test injects them; both kinds a flush does go through them. */
 export interface FlushRenders {
-  /** The `context` render (thinking strip included), for the gate's measurements. */
-  keeper: (messages: ContextMessage[], state: KeeperState) => ContextMessage[];
+  /** The `context` render (thinking strip included), for the gate's measurements; it records what the strip replaced in `strippedFrom`. */
+  keeper: (messages: ContextMessage[], state: KeeperState, strippedFrom: StrippedFrom) => ContextMessage[];
   /** The pruning render without the thinking strip, for the savings estimate without the gate. */
   prune: (input: Parameters<typeof renderContext>[0]) => ContextMessage[];
 }
@@ -79,6 +87,8 @@ export interface FinishFlushInput extends FlushInputs {
   /** The recall index to extend with every original the new state hides. Absent: no recall (the replay). */
   recall?: { index: RecallIndex; spill?: SpillOptions };
   renders?: Partial<FlushRenders>;
+  /** Where a part that threw is recorded (the flush went on without it). */
+  faults?: PartFault[];
 }
 
 /** A custom session entry to append (`pi.appendEntry(customType, data)`). */
@@ -108,7 +118,8 @@ export interface FlushResult {
 /** Steps 2–5: propose → decide → apply → entries. */
 export function finishFlush(input: FinishFlushInput): FlushResult {
   const config = pruneConfigFrom(input.settings);
-  const keeper = input.renders?.keeper ?? ((messages, state) => keeperRender({ messages, state, settings: input.settings, model: input.model }));
+  const keeper: FlushRenders["keeper"] =
+    input.renders?.keeper ?? ((messages, state, strippedFrom) => keeperRender({ messages, state, settings: input.settings, model: input.model, strippedFrom, ...(input.faults ? { faults: input.faults } : {}) }));
   const draft = proposeFlush({
     state: input.state,
     branchMessages: input.branchMessages,
@@ -116,7 +127,7 @@ export function finishFlush(input: FinishFlushInput): FlushResult {
     summaries: input.summaries,
     config,
     now: input.now,
-    thinkingBoundary: thinkingBoundaryFnFor(input.settings, input.model),
+    thinkingBoundary: thinkingBoundaryFnFor(input.settings, input.model, input.faults),
     // Without a capture (a cold re-plan) the proposal captures itself: duplicates still alias.
     ...(input.capture ? { capture: input.capture } : {}),
   });

@@ -6,7 +6,6 @@
  *   render        the `context` render; on a cold cache first the cold re-plan (triggers.ts),
  *                 whose entries and spill files come back as `persist` — the host writes the
  *                 spills, then appends the entries, once the request is built
- *   send          the serialized request: cache ledger (times, key, seam placement)
  *   usage         the provider's usage of the answer (unannounced losses)
  *   compacted     Pi compacted: drop state outside the context, the next request is cold
  *   startFlush /  a flush, straight: capture → [summaries] → propose → decide → apply →
@@ -22,13 +21,17 @@ import { emptyRecallIndex, type RecallIndex, type SpillOptions } from "../recall
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import { emptyState, seamThroughOf, type KeeperState } from "../state/schema.ts";
+import { emptyState, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
-import { emptyCacheLedger, ledgerOnSend, ledgerOnUsage, type CacheLedger, type LedgerSendInput } from "./cache-ledger.ts";
+import { emptyCacheLedger, ledgerOnUsage, type CacheLedger } from "./cache-ledger.ts";
 import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
 import { renderAhead, renderWithMemo, type RenderMemo } from "./render-memo.ts";
+import { keeperRender, type KeeperRenderInput, type PartFault } from "./render.ts";
+import { emptyWireLog, type WireLog } from "./wire-log.ts";
+import { initialCompactionState, type CompactionState } from "./compaction/types.ts";
+import type { FlushDecision } from "../flush/plan.ts";
 import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
 
 export interface EngineState {
@@ -44,6 +47,29 @@ export interface EngineState {
   budget: BudgetBase;
   /** The running flush's capture and the keeper state it was taken from (reused at its plan while still valid). */
   flushing: { capture: CaptureResult; keeper: KeeperState } | undefined;
+  /** Cold re-plans a render adopted, committed (spills, then entries) once the request is built. */
+  replans: FlushResult[];
+  /** The requests' cache diagnostics (`/keeper cache`). */
+  wire: WireLog;
+  /** What the last flush did (`/keeper stats`, `/keeper now`). */
+  lastFlush: FlushReport | undefined;
+  /** Problems met reading the saved state or writing spill files (`/keeper`'s "saved state"). */
+  problems: string[];
+  /** Notices already shown (each is shown once per session runtime). */
+  shown: string[];
+  /** Async compaction's job and what its hooks coordinate through (`compaction/`). */
+  compaction: CompactionState;
+}
+
+/** What starts a flush; "cold": a re-plan without new summaries at a request whose cache is already lost. */
+export type FlushTrigger = "request-end" | "budget" | "manual" | "cold";
+
+export interface FlushReport {
+  trigger: FlushTrigger;
+  batches: number;
+  decisions: FlushDecision[];
+  persistedEntries: number;
+  durationMs: number;
 }
 
 export function initialEngineState(over: Partial<EngineState> = {}): EngineState {
@@ -56,6 +82,12 @@ export function initialEngineState(over: Partial<EngineState> = {}): EngineState
     renderMemo: undefined,
     budget: { tokensAtLastFlush: 0, handoffsSeen: 0 },
     flushing: undefined,
+    replans: [],
+    wire: emptyWireLog(),
+    lastFlush: undefined,
+    problems: [],
+    shown: [],
+    compaction: initialCompactionState(),
     ...over,
   };
 }
@@ -72,6 +104,8 @@ export interface SessionInput {
   model: ModelIdentityInput | undefined;
   /** Counted renders (tests); default the real ones. */
   renders?: Partial<FlushRenders>;
+  /** Where a part that threw is recorded (the step went on without it; `step` reports it once). */
+  faults?: PartFault[];
 }
 
 export interface RenderInput extends SessionInput {
@@ -95,6 +129,24 @@ export interface RenderOutput {
   persist: FlushResult | undefined;
 }
 
+/**
+ * A memoized render, each part isolated: a render in which a part threw is not remembered
+ * (the next one renders in full), and a throw in the memo's own reuse falls back to the full
+ * render (`keeperRender`, guarded itself).
+ */
+function guardedRender(input: KeeperRenderInput, memo: RenderMemo | undefined, renderer: typeof renderWithMemo): { rendered: ContextMessage[]; memo: RenderMemo | undefined } {
+  const faults: PartFault[] = [];
+  let out: { rendered: ContextMessage[]; memo: RenderMemo | undefined };
+  try {
+    out = renderer({ ...input, faults }, memo);
+  } catch (error) {
+    faults.push({ part: "pruning", error: error instanceof Error ? error.message : String(error) });
+    out = { rendered: keeperRender({ ...input, faults }), memo: undefined };
+  }
+  input.faults?.push(...faults);
+  return faults.length > 0 ? { rendered: out.rendered, memo: undefined } : out;
+}
+
 /** The `context` render, after the cold re-plan when the cache is already lost. */
 export function render(state: EngineState, input: RenderInput): RenderOutput {
   const { settings, model, messages } = input;
@@ -115,6 +167,7 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
       label: `flush ${state.keeper.stats.flushes + 1} (cold)`,
       ...(input.recall ? { recall: input.spill ? { spill: input.spill } : {} } : {}),
       ...(input.renders ? { renders: input.renders } : {}),
+      ...(input.faults ? { faults: input.faults } : {}),
     });
     // Only a re-plan that changes history is worth persisting here; a boundary move waits for the next flush.
     if (keepColdPlan(state.keeper.stats, done.result.nextState.stats)) {
@@ -122,7 +175,7 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
       persist = done.result;
     }
   }
-  const { rendered, memo } = renderWithMemo({ messages, state: next.keeper, settings, model }, next.renderMemo);
+  const { rendered, memo } = guardedRender({ messages, state: next.keeper, settings, model, ...(input.faults ? { faults: input.faults } : {}) }, next.renderMemo, renderWithMemo);
   return { state: { ...next, lastRender: { raw: messages, rendered, state: next.keeper }, renderMemo: memo }, rendered, persist };
 }
 
@@ -134,27 +187,8 @@ export function render(state: EngineState, input: RenderInput): RenderOutput {
 export function renderAheadOfPrompt(state: EngineState, input: SessionInput & { messages: ContextMessage[] }): { state: EngineState; rendered: ContextMessage[] } {
   const { settings, model, messages } = input;
   if (!settings.enabled) return { state, rendered: messages };
-  const { rendered, memo } = renderAhead({ messages, state: state.keeper, settings, model }, state.renderMemo);
+  const { rendered, memo } = guardedRender({ messages, state: state.keeper, settings, model, ...(input.faults ? { faults: input.faults } : {}) }, state.renderMemo, renderAhead);
   return { state: { ...state, renderMemo: memo }, rendered };
-}
-
-/** The serialized request about to go out (cache ledger; the seam when discipline and `cache.seam` are on). */
-export function send(
-  state: EngineState,
-  input: Omit<LedgerSendInput, "rendered" | "seam"> & { settings: KeeperSettings; model: { api: string; id: string } | undefined },
-): { state: EngineState; body: LedgerSendInput["body"]; seam: number } {
-  const s = input.settings;
-  const seamOn = s.enabled && s.cache.discipline && s.cache.seam && input.model !== undefined;
-  const out = ledgerOnSend(state.ledger, {
-    body: input.body,
-    key: input.key,
-    warmPing: input.warmPing,
-    rendered: state.lastRender?.rendered ?? [],
-    seam: seamOn && input.model ? { frozenThroughTimestamp: seamThroughOf(state.keeper.frontier), api: input.model.api, modelId: input.model.id } : undefined,
-    ...(input.messagePrefixes ? { messagePrefixes: input.messagePrefixes } : {}),
-    ...(input.flat ? { flat: input.flat, ...(input.flatTokens ? { flatTokens: input.flatTokens } : {}) } : {}),
-  });
-  return { state: { ...state, ledger: out.ledger }, body: out.body, seam: out.seam };
 }
 
 export function observeUsage(state: EngineState, message: ContextMessage): EngineState {
@@ -236,6 +270,7 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
       : {}),
     ...(input.recall ? { recall: { index: state.recall, ...(input.recall.spill ? { spill: input.recall.spill } : {}) } } : {}),
     ...(input.renders ? { renders: input.renders } : {}),
+    ...(input.faults ? { faults: input.faults } : {}),
   });
   return { state: adoptFlush(state, result), result };
 }

@@ -8,10 +8,8 @@ import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
-import { emptyRecallIndex } from "../recall/recall-index.ts";
 import { emptyState } from "../state/schema.ts";
 import { assistant, call, result, text, thinking, user } from "../../test/support/message-factory.ts";
-import { emptyCacheLedger } from "./cache-ledger.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { effectOf, initialEngineState, step, type EngineState } from "./index.ts";
 import { keeperRender } from "./render.ts";
@@ -61,7 +59,6 @@ describe("step: a flush", () => {
     // Nothing adopted before the spills are written.
     expect(planned.state.keeper).toBe(begun.state.keeper);
     expect(planned.state.flushing).toBeUndefined();
-    expect(spills.when).toBe("now");
     expect(written.state.keeper).toBe(spills.result.nextState);
     expect(written.state.keeper.frontier.stubbedKeys.length).toBe(3);
     expect(written.effects).toEqual([{ kind: "append", entries: spills.result.entries }]);
@@ -92,7 +89,7 @@ describe("step: triggers", () => {
 
   test("turn-end: the budget fires past the threshold, and counts from the last flush", () => {
     const window = 200_000;
-    const fire = (state: EngineState, tokens: number) => step(state, { type: "turn-end", settings, contextTokens: tokens, contextWindow: window, compaction: undefined });
+    const fire = (state: EngineState, tokens: number) => step(state, { type: "turn-end", settings, contextTokens: tokens, contextWindow: window });
     expect(fire(initialEngineState(), 20_000).effects).toEqual([]);
     expect(fire(initialEngineState(), 120_000).effects).toEqual([{ kind: "flush", trigger: "budget" }]);
     const afterFlush = initialEngineState({ budget: { tokensAtLastFlush: 115_000, handoffsSeen: 0 } });
@@ -100,7 +97,9 @@ describe("step: triggers", () => {
   });
 
   test("turn-end after an async compaction handoff: no flush, the budget re-bases on the compacted context", () => {
-    const out = step(initialEngineState(), { type: "turn-end", settings, contextTokens: 150_000, contextWindow: 200_000, compaction: { job: "none", handoffs: 1 } });
+    // Async compaction's state, one job handed to Pi since the budget last counted.
+    const handedOff = initialEngineState();
+    const out = step({ ...handedOff, compaction: { ...handedOff.compaction, handoffs: 1 } }, { type: "turn-end", settings, contextTokens: 150_000, contextWindow: 200_000 });
     expect(out.effects).toEqual([]);
     expect(out.state.budget).toEqual({ tokensAtLastFlush: 150_000, handoffsSeen: 1 });
   });
@@ -115,23 +114,28 @@ describe("step: render, restore, compaction", () => {
   test("context on a cold cache: the render shows the re-plan at once; its spills and entries wait for the request", () => {
     const out = step(initialEngineState(), { type: "context", settings, model: OPUS, messages, now: 1, facts: () => facts(true), flushInFlight: false, recall: true });
     expect(out.render).not.toBe(messages);
-    const [effect] = out.effects;
-    expect(effect?.kind).toBe("write-spills");
-    if (effect?.kind !== "write-spills") throw new Error("unreachable");
-    expect(effect.when).toBe("after-request");
-    expect(out.state.keeper).toBe(effect.result.nextState);
-    const written = step(out.state, { type: "replans-written", results: [effect.result], failed: [] });
-    expect(written.state).toBe(out.state);
-    expect(written.effects).toEqual([{ kind: "append", entries: effect.result.entries }]);
+    expect(out.effects).toEqual([]);
+    const [replan] = out.state.replans;
+    expect(out.state.replans).toHaveLength(1);
+    expect(out.state.keeper).toBe(replan!.nextState);
+    expect(out.state.wire.tally.recorded).toBe(1);
+    // The request is built: the re-plan is handed out once, then committed.
+    const built = step(out.state, { type: "request-built" });
+    expect(built.effects).toEqual([{ kind: "commit-replans", results: [replan!] }]);
+    expect(built.state.replans).toEqual([]);
+    expect(step(built.state, { type: "request-built" }).effects).toEqual([]);
+    const written = step(built.state, { type: "replans-written", results: [replan!], failed: [] });
+    expect(written.state).toBe(built.state);
+    expect(written.effects).toEqual([{ kind: "append", entries: replan!.entries }]);
   });
 
   test("context on a warm cache, or with a flush running: no re-plan, the same array when nothing is due", () => {
     const warm = step(initialEngineState(), { type: "context", settings, model: OPUS, messages, now: 1, facts: () => facts(false), flushInFlight: false, recall: true });
-    expect(warm.effects).toEqual([]);
+    expect(warm.state.replans).toEqual([]);
     const kept = step(initialEngineState(), { type: "context", settings, model: SONNET, messages, now: 1, facts: () => facts(false), flushInFlight: false, recall: true });
     expect(kept.render).toBe(messages);
     const busy = step(initialEngineState(), { type: "context", settings, model: OPUS, messages, now: 1, facts: () => facts(true), flushInFlight: true, recall: true });
-    expect(busy.effects).toEqual([]);
+    expect(busy.state.replans).toEqual([]);
   });
 
   test("render-ahead after a flush: the next prompt's request reuses it (no full render), the same render, and no request is recorded", () => {
@@ -151,12 +155,19 @@ describe("step: render, restore, compaction", () => {
 
   test("restored: the branch's state, no remembered render or running capture, the budget from Pi's usage", () => {
     const { begun } = flushLine(initialEngineState());
-    const keeper = emptyState();
-    const out = step(begun.state, { type: "restored", keeper, recall: emptyRecallIndex(), ledger: emptyCacheLedger(), contextTokens: 9_000 });
-    expect(out.state.keeper).toBe(keeper);
+    const out = step(begun.state, { type: "restored", branch: [], context: [], key: { thinkingLevel: "off", toolsDigest: "" }, contextTokens: 9_000 });
+    expect(out.state.keeper).toEqual(emptyState());
     expect(out.state.flushing).toBeUndefined();
     expect(out.state.lastRender).toBeUndefined();
     expect(out.state.budget.tokensAtLastFlush).toBe(9_000);
+    expect(out.effects).toEqual([]);
+  });
+
+  test("restored from a branch with a damaged entry: the problem is kept for /keeper and told once", () => {
+    const damaged = { type: "custom", customType: "context-keeper/flush", id: "x", data: { version: 999 } };
+    const out = step(initialEngineState(), { type: "restored", branch: [damaged], context: [], key: { thinkingLevel: "off", toolsDigest: "" }, contextTokens: 0 });
+    expect(out.state.problems.length).toBeGreaterThan(0);
+    expect(out.effects).toEqual([{ kind: "notify", level: "warning", text: expect.stringContaining("restored the saved state with") }]);
   });
 
   test("compacted: state outside the context dropped, the next request cold, the budget from zero", () => {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ContextMessage } from "../session/messages.ts";
 import { assistant, text, thinking, user } from "../../test/support/message-factory.ts";
-import { createKeeperHost } from "./keeper-host.ts";
+import { driveKeeper } from "../../test/support/host/keeper-driver.ts";
 import { withAgentDir } from "../../test/support/host/agent-dir.ts";
 
 const WINDOW = 200_000;
@@ -35,7 +35,7 @@ function fixture() {
     sessionManager: { getBranch: () => branch, buildSessionProjection: () => ({ messages: branch.map((e) => e.message) }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens, contextWindow: WINDOW, percent: (100 * tokens) / WINDOW }),
   } as unknown as ExtensionContext;
-  const host = createKeeperHost(pi as never, { now: () => 1_000_000 });
+  const host = driveKeeper(pi as never, { now: () => 1_000_000 });
   withAgentDir(agentDir, () => host.onSessionStart(ctx));
   let turn = 0;
   /** A new answered prompt with thinking (so any flush moves the boundary), then turn_end at `at` tokens. */

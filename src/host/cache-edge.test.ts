@@ -1,17 +1,16 @@
-/** The host's cache edge over the engine's ledger, with a fake Pi: seam placement, facts, attribution, warming override. */
+/** The host's cache readings (cache-edge.ts) over the engine's ledger and wire log, with a fake Pi: seam placement, facts, attribution, warming override. */
 import { describe, expect, test } from "bun:test";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
-import { coldVerdictOf } from "../engine/cache-ledger.ts";
+import { cacheViewOf, coldVerdictOf, initialEngineState, step, type EngineState, type FlushResult } from "../engine/index.ts";
 import type { DisciplineOutcome } from "../engine/decide.ts";
-import { step, type FlushResult } from "../engine/index.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
+import { formatCacheView } from "../ui/cache-view.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
-import { cacheKeyOf, cacheText, liveFacts, liveTtlMs, onProviderRequest, onWarmingDecision } from "./cache-edge.ts";
-import { emptyHostMemory } from "./host-types.ts";
+import { cacheKeyOf, liveCacheRule, liveFacts, liveTtlMs } from "./cache-edge.ts";
 
 const M = { type: "ephemeral" as const };
 const big = (tag: string) => `${tag} `.repeat(3000);
@@ -20,31 +19,36 @@ function setup(over: { settings?: KeeperSettings; frozen?: number } = {}) {
   let clock = 1_000_000;
   let tools = ["read"];
   const settings = over.settings ?? DEFAULT_SETTINGS;
-  const memory = emptyHostMemory();
   const withFrozen = (ts: number | undefined): KeeperState => ({ ...emptyState(), frontier: { ...emptyState().frontier, ...(ts !== undefined ? { frozenThroughTimestamp: ts } : {}) } });
-  memory.engine = { ...memory.engine, keeper: withFrozen(over.frozen) };
+  let state: EngineState = initialEngineState({ keeper: withFrozen(over.frozen) });
   const pi = { getThinkingLevel: () => "medium", getActiveTools: () => tools } as never;
   const ctx = {
     model: { provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" },
     getContextUsage: () => ({ tokens: 50_000, contextWindow: 200_000, percent: 25 }),
   } as unknown as ExtensionContext;
-  // The host's handlers as keeper-host.ts calls them.
+  // The engine's steps as the host's cache part steps them (keeper-host.ts), with this file's Pi readings.
   const rt = {
     onContextRendered(messages: ContextMessage[]) {
-      memory.engine = { ...memory.engine, lastRender: { raw: messages, rendered: messages, state: memory.engine.keeper } };
+      state = { ...state, lastRender: { raw: messages, rendered: messages, state: state.keeper } };
     },
-    onBeforeProviderRequest: (payload: unknown, c: ExtensionContext) => (settings.enabled ? onProviderRequest({ memory, pi, ctx: c, settings, payload, now: clock }) : undefined),
-    onAssistantMessage: (m: ContextMessage) => void (memory.engine = step(memory.engine, { type: "message-end", settings, message: m }).state),
-    onCacheWarmingDecision: (e: Parameters<typeof onWarmingDecision>[2]) => onWarmingDecision(memory, settings, e),
-    facts: (c: ExtensionContext) => liveFacts(memory, pi, c, clock),
-    coldVerdict: (c: ExtensionContext) => coldVerdictOf(memory.engine.ledger, cacheKeyOf(pi, c, clock), liveTtlMs(c)),
+    onBeforeProviderRequest(payload: unknown, c: ExtensionContext) {
+      const model = c.model ? { api: c.model.api, id: c.model.id } : undefined;
+      const out = step(state, { type: "before-request", settings, model, payload, key: cacheKeyOf(pi, c, clock), rule: liveCacheRule(c) });
+      state = out.state;
+      return out.request?.body;
+    },
+    onAssistantMessage: (m: ContextMessage) => void (state = step(state, { type: "usage", message: m }).state),
+    onCacheWarmingDecision: (decision: { warmCost: number; missCost: number; continuationProbability: number; action: "warm" | "stop" }) =>
+      step(state, { type: "warming", settings, decision }).warming ? { action: "stop" } : undefined,
+    facts: (c: ExtensionContext) => liveFacts(state, pi, c, clock),
+    coldVerdict: (c: ExtensionContext) => coldVerdictOf(state.ledger, cacheKeyOf(pi, c, clock), liveTtlMs(c)),
     recordFlush(outcome: DisciplineOutcome, rewrote: boolean) {
-      const result = { outcome, rewrote, nextState: memory.engine.keeper, nextRecall: undefined, entries: [], spills: [] } as unknown as FlushResult;
-      memory.engine = step(memory.engine, { type: "flush-written", result, failed: [], contextTokens: undefined }).state;
+      const result = { outcome, rewrote, nextState: state.keeper, nextRecall: undefined, entries: [], spills: [], decisions: [], plan: { entriesToPersist: [] } } as unknown as FlushResult;
+      state = step(state, { type: "flush-written", result, failed: [], contextTokens: undefined }).state;
     },
-    cacheText: () => cacheText(memory),
+    cacheText: () => formatCacheView(cacheViewOf(state.wire, state.keeper.stats.rewritesCaused)),
   };
-  const setFrozen = (ts: number) => (memory.engine = { ...memory.engine, keeper: withFrozen(ts) });
+  const setFrozen = (ts: number) => (state = { ...state, keeper: withFrozen(ts) });
   return { rt, ctx, tick: (ms: number) => (clock += ms), setTools: (t: string[]) => (tools = t), setFrozen };
 }
 
@@ -220,7 +224,7 @@ describe("cache edge (host) over the engine ledger", () => {
         rt.recordFlush({ log: [], pending: undefined } as unknown as DisciplineOutcome, true);
         tick(10_000);
         rt.onBeforeProviderRequest(payload("[stub]"), c);
-        const line = rt.cacheText().split("\n").find((l) => l.includes("keeper-rewrite") && l.includes("≈"));
+        const line = rt.cacheText().split("\n").find((l: string) => l.includes("keeper-rewrite") && l.includes("≈"));
         return Number(line!.match(/≈ ([\d,]+)/)![1]!.replace(/,/g, ""));
       };
       const anthropic = costOf({ provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" });

@@ -13,7 +13,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ContextMessage } from "../session/messages.ts";
 import { CUSTOM_TYPE_FLUSH, type FlushRecord } from "../state/schema.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
-import { createKeeperHost } from "./keeper-host.ts";
+import { driveKeeper } from "../../test/support/host/keeper-driver.ts";
 
 // "Huge" relative to the spill threshold the test sets (`recall.spillThresholdBytes`: 100), yet
 // under `pruning.minBatchChars` (1,200) so that its chain collapses without a summary.
@@ -66,7 +66,7 @@ function fixture() {
     getContextUsage: () => ({ tokens: 30_000, contextWindow: 200_000, percent: 15 }),
   } as unknown as ExtensionContext;
   const clock = { now: 1_000_000 };
-  const host = createKeeperHost(pi as never, { now: () => clock.now });
+  const host = driveKeeper(pi as never, { now: () => clock.now });
   const previous = process.env.PI_CODING_AGENT_DIR;
   process.env.PI_CODING_AGENT_DIR = join(dir, "agent");
   mkdirSync(join(dir, "agent"));

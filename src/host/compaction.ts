@@ -1,18 +1,17 @@
 /**
- * Pi wiring for this package's async compaction: env config, Pi's settings and runtime
- * helpers, the default adapter. The host (`hooks.ts`) calls `registerKeeperCompaction` with
- * its event hub, so each Pi event is still registered once, by the host.
+ * The keeper's async compaction: the env config, Pi's settings and runtime helpers, the
+ * default adapter, over the keeper's own engine state cell (the budget trigger and warming
+ * read compaction's state there). `hooks.ts` puts its handlers in the one table of Pi events.
  */
 import { type ExtensionAPI, type ExtensionContext, SettingsManager } from "@earendil-works/pi-coding-agent";
 import { appendFileSync } from "node:fs";
-import { readCompactionEnv } from "../compaction/config.ts";
-import type { CompactionController } from "../compaction/controller.ts";
+import { readCompactionEnv, type ConfigDiagnostic } from "../compaction/config.ts";
 import { createDefaultAdapter } from "../compaction/default-adapter.ts";
 import type { LifecycleEvent, LifecycleListener } from "../compaction/lifecycle.ts";
-import type { AgentMessage } from "../compaction/primitives.ts";
+import type { KeeperRenderInput } from "../engine/index.ts";
+import { createCompactionHost, type CompactionPart } from "./compaction-host.ts";
 import { piCompact, piCompactionPrimitives } from "./compaction-runtime.ts";
-import { registerAsyncCompaction } from "../compaction/register-async.ts";
-import { registerDisabledCompactNowCommand } from "../compaction/wiring/compact-now-command.ts";
+import type { EngineCell } from "./engine-cell.ts";
 
 export interface KeeperCompactionOptions {
   /** Defaults to `process.env`. */
@@ -20,47 +19,50 @@ export interface KeeperCompactionOptions {
   onLifecycleEvent?: LifecycleListener;
   /** Status-line label; default `async compaction`. */
   label?: string;
-  /**
-   * Whether the subsystem acts for this context (default: always). `index.ts` passes the
-   * keeper settings (`enabled && compaction.enabled`); false makes every hook a no-op.
-   */
-  isActive?: (ctx: ExtensionContext) => boolean;
-  /** The messages as the keeper will send them: the "compacted context fits" check measures these. */
-  sentContext?: (messages: AgentMessage[], ctx: ExtensionContext) => AgentMessage[];
+}
+
+export interface KeeperCompaction {
+  /** Undefined when `PI_ASYNC_PREFIX_COMPACTION=0`: only the command, answering "disabled". */
+  part: CompactionPart | undefined;
+  label: string;
+  /** What the env got wrong (said once, at the first session start the subsystem is active for). */
+  diagnostics: ConfigDiagnostic[];
 }
 
 const DEFAULT_LABEL = "async compaction";
 
-export function registerKeeperCompaction(pi: ExtensionAPI, options: KeeperCompactionOptions = {}): CompactionController | undefined {
+export function createKeeperCompaction(
+  pi: Pick<ExtensionAPI, "appendEntry" | "sendUserMessage" | "getThinkingLevel">,
+  options: KeeperCompactionOptions & {
+    cell: EngineCell;
+    isActive: (ctx: ExtensionContext) => boolean;
+    /** The keeper's render settings: the "compacted context fits" check measures the context as the keeper sends it. */
+    keeperRender: (ctx: ExtensionContext) => Pick<KeeperRenderInput, "settings" | "model">;
+  },
+): KeeperCompaction {
   const { config, diagnostics } = readCompactionEnv(options.env ?? process.env);
-  let diagnosticsShown = false;
-  if (diagnostics.length > 0) {
-    pi.on("session_start", (_e, ctx) => {
-      if (diagnosticsShown || (options.isActive && !options.isActive(ctx))) return;
-      diagnosticsShown = true;
-      for (const d of diagnostics) ctx.ui.notify(d.message, "warning");
-    });
-  }
-  if (!config.enabled) {
-    registerDisabledCompactNowCommand(pi, options.label ?? DEFAULT_LABEL);
-    return undefined;
-  }
+  const label = options.label ?? DEFAULT_LABEL;
+  if (!config.enabled) return { part: undefined, label, diagnostics };
   const adapter = createDefaultAdapter({ compact: piCompact, primitives: piCompactionPrimitives, label: options.label });
-  return registerAsyncCompaction(pi, adapter, {
+  const part = createCompactionHost({
+    cell: options.cell,
+    adapter,
+    pi,
     config,
     primitives: piCompactionPrimitives,
     getCompactionSettings: (ctx) => SettingsManager.create(ctx.cwd).getCompactionSettings(ctx.model),
-    onLifecycleEvent: withTrace(options.onLifecycleEvent, config.traceFile),
     isActive: options.isActive,
-    sentContext: options.sentContext,
+    keeperRender: options.keeperRender,
+    ...(options.onLifecycleEvent || config.traceFile ? { onLifecycleEvent: withTrace(options.onLifecycleEvent, config.traceFile) } : {}),
   });
+  return { part, label, diagnostics };
 }
 
 /** Also append each event, timestamped, to `traceFile` (best effort: a write error is dropped). */
-function withTrace(listener: LifecycleListener | undefined, traceFile: string | undefined): LifecycleListener | undefined {
-  if (!traceFile) return listener;
+function withTrace(listener: LifecycleListener | undefined, traceFile: string | undefined): LifecycleListener {
   return (event: LifecycleEvent) => {
     listener?.(event);
+    if (!traceFile) return;
     try {
       appendFileSync(traceFile, `${JSON.stringify({ at: Date.now(), ...event })}\n`);
     } catch {

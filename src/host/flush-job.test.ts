@@ -13,7 +13,7 @@ import { CUSTOM_TYPE_FLUSH, type FlushRecord } from "../state/schema.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { restoreReconciled } from "../state/torn-flush.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
-import { createKeeperHost } from "./keeper-host.ts";
+import { driveKeeper } from "../../test/support/host/keeper-driver.ts";
 
 const root = mkdtempSync(join(tmpdir(), "keeper-flush-job-"));
 const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
@@ -47,7 +47,7 @@ describe("a flush whose spill write fails", () => {
       isProjectTrusted: () => true,
     } as unknown as ExtensionCommandContext;
     const pi = { appendEntry: (type: string, data: unknown) => void sm.appendCustomEntry(type, data), getThinkingLevel: () => "off", getActiveTools: () => [], setActiveTools: () => {} };
-    const host = createKeeperHost(pi as never, { now: () => 1_000 });
+    const host = driveKeeper(pi as never, { now: () => 1_000 });
     host.onSessionStart(ctx);
     const prompt = async (n: number, base: number) => {
       const id = `c${n}`;

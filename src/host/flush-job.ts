@@ -1,9 +1,9 @@
 /**
  * One live flush, performed by the host around the engine's `step`:
  *
- *   flush-begin (capture once) → effect summarize: the summarizer call → flush-plan (propose →
- *   decide → apply → entries) → effect write-spills: the spill files → flush-written (adopt)
- *   → effect append: the entries
+ *   flush-begin (capture once) → effect summarize: the summarizer call, routed as the effect
+ *   says → flush-plan (propose → decide → apply → entries) → effect write-spills: the spill
+ *   files → flush-written (adopt) → effect append: the entries
  *
  * The engine decides everything; this file reads Pi (branch, usage, model), calls the
  * summarizer, writes files and appends entries. Flushes never overlap (flush-queue.ts), but a
@@ -14,30 +14,35 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { writeSpills, type SpillFailure } from "../recall/recall-index.ts";
 import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import type { DisciplineFacts } from "../engine/decide.ts";
-import { disciplineOn, effectOf, step, type EngineEffect } from "../engine/index.ts";
-import type { FlushReport, FlushTrigger, HostMemory } from "./host-types.ts";
-import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
+import { disciplineOn, effectOf, type DisciplineFacts, type EngineEffect, type FlushReport, type FlushTrigger } from "../engine/index.ts";
+import type { BatchSummary } from "../summarize/batch.ts";
+import { batchContentHash } from "../summarize/model-summarizer.ts";
+import type { EngineCell } from "./engine-cell.ts";
 import { contextMessagesOf, modelIdentity } from "./session-view.ts";
 import { spillPathFor, writeSpillFile } from "./spill-files.ts";
 import { summarizeForFlush } from "./summarize-effect.ts";
 
 export interface FlushJobDeps {
   pi: Pick<ExtensionAPI, "appendEntry">;
+  cell: EngineCell;
   settings: () => KeeperSettings;
   now: () => number;
   /** The engine's cache facts now (cache-edge.ts). */
   facts: (ctx: ExtensionContext) => DisciplineFacts;
+  /** Summaries already made, by batch content: a re-run flush does not pay for them twice. */
+  summaryCache: Map<string, BatchSummary>;
+  /** Holds the running flush's summarizer abort (session shutdown aborts it). */
+  running: { abort?: AbortController };
   /** A flush's progress for the status line ("summarizing 2/5 batches…"); undefined when it ends. */
   status: (ctx: ExtensionContext, progress: string | undefined) => void;
   /** What the next request will carry after a flush (raw branch vs its render), for the status line. */
   rendered?: (ctx: ExtensionContext, raw: readonly ContextMessage[], rendered: readonly ContextMessage[]) => void;
-  notify: (ctx: ExtensionContext, text: string, level: "info" | "warning") => void;
+  /** Perform the engine's notify effects. */
+  perform: (effects: readonly EngineEffect[], ctx: ExtensionContext) => void;
 }
 
 export interface FlushJob {
   deps: FlushJobDeps;
-  memory: HostMemory;
   trigger: FlushTrigger;
   ctx: ExtensionContext;
   /** The assistant message that ended the request, when Pi may not have persisted it yet. */
@@ -49,37 +54,41 @@ export function appendEntries(pi: Pick<ExtensionAPI, "appendEntry">, effects: re
   for (const e of effects) if (e.kind === "append") for (const entry of e.entries) pi.appendEntry(entry.customType, entry.data);
 }
 
-export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }: FlushJob): Promise<FlushReport> {
+export async function runFlushJob({ deps, trigger, ctx, closingMessage }: FlushJob): Promise<FlushReport> {
+  const { cell } = deps;
   const started = deps.now();
   const settings = deps.settings();
   const model = modelIdentity(ctx);
   const branchMessages = contextMessagesOf(ctx);
   const closing = closingAlreadyPersisted(branchMessages, closingMessage) ? undefined : closingMessage;
-  const begun = step(memory.engine, { type: "flush-begin", settings, model, branchMessages, closingMessage: closing });
-  memory.engine = begun.state;
-  const { capture } = effectOf(begun, "summarize");
-  memory.abort = new AbortController();
+  const begun = cell.step({
+    type: "flush-begin",
+    settings,
+    model,
+    branchMessages,
+    closingMessage: closing,
+    summaryFacts: deps.facts(ctx),
+    cached: (b) => deps.summaryCache.has(batchContentHash(b)),
+  });
+  const { capture, routes } = effectOf(begun, "summarize");
+  const abort = (deps.running.abort = new AbortController());
   const summaries = await summarizeForFlush({
     ctx,
     settings,
     batches: capture.batches,
-    cache: memory.summaryCache,
-    signal: memory.abort.signal,
-    requestFacts: deps.facts(ctx),
+    routes,
+    cache: deps.summaryCache,
+    signal: abort.signal,
     onProgress: (p) => deps.status(ctx, p.label),
-    onNotice: (text) => {
-      if (memory.notices.has(text)) return;
-      memory.notices.add(text);
-      deps.notify(ctx, text, "warning");
-    },
+    onNotice: (text) => deps.perform(cell.step({ type: "notice", text, level: "warning" }).effects, ctx),
   });
-  memory.abort = undefined;
+  deps.running.abort = undefined;
   // Plan against the state and the context as they are now: a compaction may have applied while
   // the summarizer ran (batches it removed get no stub, their summaries are reported unknown).
   const contextNow = contextMessagesOf(ctx);
   const closingNow = closingAlreadyPersisted(contextNow, closingMessage) ? undefined : closingMessage;
   const sessionFile = ctx.sessionManager.getSessionFile();
-  const planned = step(memory.engine, {
+  const planned = cell.step({
     type: "flush-plan",
     settings,
     model,
@@ -88,33 +97,30 @@ export async function runFlushJob({ deps, memory, trigger, ctx, closingMessage }
     summaries,
     now: deps.now(),
     facts: disciplineOn(settings) ? deps.facts(ctx) : undefined,
-    label: `flush ${memory.engine.keeper.stats.flushes + 1} (${trigger})`,
+    label: `flush ${cell.get().keeper.stats.flushes + 1} (${trigger})`,
     recall: sessionFile ? { spill: { thresholdBytes: settings.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } } : {},
   });
-  memory.engine = planned.state;
   // Every original the new state hides is indexed (huge ones spilled beside the session)
   // before any stub or chain line can point at it.
   // A spill is a second copy (the original stays in the session): a failed write commits without it.
+  deps.perform(planned.effects, ctx);
   const { result } = effectOf(planned, "write-spills");
   const spilled = await writeSpills(result.spills, writeSpillFile);
-  if (spilled.failed.length > 0) warnSpillFailure(deps, ctx, memory, spilled.failed);
-  const written = step(memory.engine, { type: "flush-written", result, failed: spilled.failed, contextTokens: ctx.getContextUsage()?.tokens ?? undefined });
-  memory.engine = written.state;
+  if (spilled.failed.length > 0) deps.perform(cell.step(spillNotice(spilled.failed)).effects, ctx);
+  const written = cell.step({
+    type: "flush-written",
+    result,
+    failed: spilled.failed,
+    contextTokens: ctx.getContextUsage()?.tokens ?? undefined,
+    report: { trigger, batches: capture.batches.length, durationMs: deps.now() - started },
+  });
   appendEntries(deps.pi, written.effects);
-  if (result.rewrote) memory.tally = tallyFlushRewrite(memory.tally);
-  const done: FlushReport = {
-    trigger,
-    batches: capture.batches.length,
-    decisions: result.decisions,
-    persistedEntries: result.plan.entriesToPersist.length,
-    durationMs: deps.now() - started,
-  };
-  memory.report = done;
+  const done = written.state.lastFlush!;
   // One render outside the flush, off the request path: remembered for the next request (the
   // engine's render ahead of the next prompt), and the status line's figures.
   deps.status(ctx, undefined);
-  const ahead = step(memory.engine, { type: "render-ahead", settings, model, messages: contextNow });
-  memory.engine = ahead.state;
+  const ahead = cell.step({ type: "render-ahead", settings, model, messages: contextNow });
+  deps.perform(ahead.effects, ctx);
   deps.rendered?.(ctx, contextNow, ahead.render ?? contextNow);
   return done;
 }
@@ -125,15 +131,16 @@ function closingAlreadyPersisted(branchMessages: readonly ContextMessage[], clos
   return closingTs !== undefined && branchMessages.some((m) => m.role === "assistant" && timestampOf(m) === closingTs);
 }
 
-/** One warning per session: what failed, and that pruning went on with the originals in the session file. */
-function warnSpillFailure(deps: FlushJobDeps, ctx: ExtensionContext, memory: HostMemory, failed: readonly SpillFailure[]): void {
-  if (memory.notices.has(SPILL_NOTICE)) return;
-  memory.notices.add(SPILL_NOTICE);
+/** The key a spill warning shares, so a session sees one warning whichever path failed. */
+export const SPILL_NOTICE = "spill-write-failed";
+
+/**
+ * One warning per session: what failed, and that pruning went on with the originals in the
+ * session file; a flush's is also listed under `/keeper`'s "saved state" (`listed`).
+ */
+export function spillNotice(failed: readonly SpillFailure[], listed = true) {
   const text =
     `could not write ${failed.length} spill file(s) (${failed[0]!.error}); pruned anyway — ` +
     "those originals are recalled from the session file, not from a side file";
-  memory.diagnostics = [...memory.diagnostics, text];
-  deps.notify(ctx, `context-keeper: ${text}`, "warning");
+  return { type: "notice" as const, key: SPILL_NOTICE, text: `context-keeper: ${text}`, level: "warning" as const, ...(listed ? { problem: text } : {}) };
 }
-
-const SPILL_NOTICE = "spill-write-failed";

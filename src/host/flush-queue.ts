@@ -5,7 +5,7 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ContextMessage } from "../session/messages.ts";
-import type { FlushReport, FlushTrigger } from "./host-types.ts";
+import type { FlushReport, FlushTrigger } from "../engine/index.ts";
 
 export interface FlushRequest {
   trigger: FlushTrigger;

@@ -1,12 +1,12 @@
 /**
- * The host registers each Pi event once, compaction's included, and fans out in its stated
- * order. A recording fake `pi` stands in for Pi; a recording keeper shows who ran first.
+ * The host registers each Pi event once, compaction's included, from one table, and runs the
+ * steps in its stated order. A recording fake `pi` stands in for Pi; a recording keeper shows
+ * who ran first.
  */
 import { describe, expect, test } from "bun:test";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
-import { fanOut } from "./event-hub.ts";
-import { registerKeeper } from "./hooks.ts";
+import { piEventTable, registerKeeper } from "./hooks.ts";
 import { createKeeperHost, type KeeperHost, type KeeperHostOptions } from "./keeper-host.ts";
 
 type Handler = (event: unknown, ctx: unknown) => unknown;
@@ -30,21 +30,26 @@ function recordingPi() {
   return { pi, registrations, commands, tools, fire };
 }
 
-/** A keeper host that logs its calls (and the settings reads compaction's `isActive` makes). */
-function recordingKeeper(log: string[]): (pi: ExtensionAPI) => KeeperHost {
-  return (pi) => {
-    const real = createKeeperHost(pi);
+/** A keeper host that logs its parts' calls (and the settings reads compaction's `isActive` makes). */
+function recordingKeeper(log: string[]): (pi: ExtensionAPI, options: KeeperHostOptions) => KeeperHost {
+  return (pi, options) => {
+    const real = createKeeperHost(pi, options);
     return {
       ...real,
       settings: () => {
         log.push("compaction: isActive → keeper.settings()");
         return { ...DEFAULT_SETTINGS, enabled: false };
       },
-      onSessionStart: () => void log.push("keeper: session_start"),
-      onTurnEnd: () => void log.push("keeper: turn_end"),
-      onSessionTree: () => void log.push("keeper: session_tree"),
-      onSessionCompact: () => void log.push("keeper: session_compact"),
-      onSessionShutdown: async () => void log.push("keeper: session_shutdown"),
+      setup: { sessionStart: () => void log.push("keeper: session_start") },
+      pruning: {
+        ...real.pruning,
+        sessionStart: () => {},
+        turnEnd: () => void log.push("keeper: turn_end"),
+        sessionTree: () => void log.push("keeper: session_tree"),
+        sessionCompact: () => void log.push("keeper: session_compact"),
+        sessionShutdown: async () => void log.push("keeper: session_shutdown"),
+      },
+      ui: { ...real.ui, refresh: () => {} },
     };
   };
 }
@@ -80,24 +85,44 @@ describe("one registration per Pi event", () => {
   });
 });
 
-describe("the keeper host sees compaction's outlook", () => {
-  const outlookSeen = (env: Record<string, string>) => {
-    let options: KeeperHostOptions | undefined;
+describe("one engine state for every part", () => {
+  test("compaction's state lives in the keeper's cell: its outlook is the budget trigger's", () => {
     const { pi } = recordingPi();
-    registerKeeper(pi, {
-      compaction: { env },
-      createHost: (p, hostOptions) => {
-        options = hostOptions;
-        return createKeeperHost(p, hostOptions);
-      },
-    });
-    return options?.compactionOutlook?.();
-  };
-  test("compaction on: the registered controller's outlook (no job, no handoff yet)", () => {
-    expect(outlookSeen({})).toEqual({ job: "none", handoffs: 0 });
+    const { keeper, compaction } = registerKeeper(pi, { compaction: { env: {} } });
+    expect(compaction?.handle.outlook()).toEqual({ job: "none", handoffs: 0 });
+    expect(keeper.cell.get().compaction.job).toBe(compaction!.handle.current);
   });
-  test("compaction off: none", () => {
-    expect(outlookSeen({ PI_ASYNC_PREFIX_COMPACTION: "0" })).toBeUndefined();
+  test("compaction off: no compaction part", () => {
+    const { pi } = recordingPi();
+    expect(registerKeeper(pi, { compaction: { env: { PI_ASYNC_PREFIX_COMPACTION: "0" } } }).compaction).toBeUndefined();
+  });
+});
+
+describe("the table: each Pi event's steps, by part, in order", () => {
+  test("what runs at each event", () => {
+    const { pi } = recordingPi();
+    const { keeper, compaction } = registerKeeper(pi, { compaction: { env: {} } });
+    const rows = Object.fromEntries(Object.entries(piEventTable(keeper, compaction)).map(([event, steps]) => [event, steps.map((s) => s.part)]));
+    expect(rows).toEqual({
+      session_start: ["settings", "pruning", "ui", "compaction"],
+      session_tree: ["pruning", "compaction"],
+      session_compact: ["pruning", "compaction"],
+      session_shutdown: ["pruning", "compaction"],
+      context: ["pruning", "ui"],
+      message_end: ["cache", "pruning", "ui"],
+      turn_end: ["ui", "pruning", "compaction"],
+      before_provider_request: ["cache", "pruning"],
+      cache_warming_decision: ["cache", "compaction"],
+      agent_end: ["compaction"],
+      session_before_compact: ["compaction"],
+      session_compact_failed: ["compaction"],
+      model_select: ["compaction"],
+      thinking_level_select: ["compaction"],
+    });
+    // ./core's compaction alone: its own rows only.
+    const core = Object.fromEntries(Object.entries(piEventTable(undefined, compaction)).map(([event, steps]) => [event, steps.map((s) => s.part)]));
+    expect(Object.values(core).flat().every((p) => p === "compaction")).toBe(true);
+    expect(core.cache_warming_decision).toBeUndefined();
   });
 });
 
@@ -107,7 +132,9 @@ describe("fan-out order", () => {
     const { pi, fire } = recordingPi();
     registerKeeper(pi, { compaction: { env: {} }, createHost: recordingKeeper(log) });
     await Promise.all(fire("turn_end", { outcome: "completed", entries: [] }, ctx));
-    expect(log).toEqual(["keeper: turn_end", "compaction: isActive → keeper.settings()"]);
+    expect(log[0]).toBe("keeper: turn_end");
+    expect(log.length).toBeGreaterThan(1);
+    expect(log.slice(1).every((l) => l === "compaction: isActive → keeper.settings()")).toBe(true);
   });
 
   test("session_start: the keeper loads settings before compaction asks whether it is active", async () => {
@@ -127,23 +154,5 @@ describe("fan-out order", () => {
     await Promise.all(fire("session_shutdown", {}, ctx));
     expect(log[0]).toBe("keeper: session_shutdown");
     expect(log.slice(1)).toContain("compaction: isActive → keeper.settings()");
-  });
-});
-
-describe("fanOut", () => {
-  test("runs in order, awaits a promise before the next step, returns the last defined result", async () => {
-    const order: string[] = [];
-    const sync = fanOut([() => void order.push("a"), () => (order.push("b"), { draft: 1 }), () => void order.push("c")]);
-    expect(sync).toEqual({ draft: 1 });
-    const later = fanOut([
-      async () => {
-        await new Promise((r) => setTimeout(r, 5));
-        order.push("d");
-      },
-      () => (order.push("e"), "result"),
-    ]);
-    expect(order).toEqual(["a", "b", "c"]);
-    expect(await later).toBe("result");
-    expect(order).toEqual(["a", "b", "c", "d", "e"]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, getAgentDir, type ExtensionCommandContext, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { thinkingPolicyFor } from "../engine/config.ts";
+import { thinkingPolicyFor } from "../engine/index.ts";
 import { didYouMean, valueAt } from "../settings/keys.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { helpText, parseKeeperCommand, type KeeperAction, type SaveTarget } from "../ui/keeper-command.ts";

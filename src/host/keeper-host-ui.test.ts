@@ -11,7 +11,7 @@ import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-c
 import type { ContextMessage } from "../session/messages.ts";
 import { assistant, text, thinking, user } from "../../test/support/message-factory.ts";
 import { registerKeeper } from "./hooks.ts";
-import { createKeeperHost } from "./keeper-host.ts";
+import { driveKeeper } from "../../test/support/host/keeper-driver.ts";
 import { formatTokenCount } from "../ui/status-line.ts";
 import { prunedTokens, STATUS_LINE_KEY } from "./status-runtime.ts";
 import { withAgentDir } from "../../test/support/host/agent-dir.ts";
@@ -40,7 +40,7 @@ function fixture() {
     sessionManager: { getBranch: () => [], buildSessionProjection: () => ({ messages: [] }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens: 10_000, contextWindow: 200_000, percent: 5 }),
   } as unknown as ExtensionCommandContext;
-  const host = createKeeperHost(pi as never, { now: () => 1_000_000 });
+  const host = driveKeeper(pi as never, { now: () => 1_000_000 });
   withAgentDir(join(dir, "agent"), () => host.onSessionStart(ctx));
   return { host, ctx, appended, statuses, notes, active };
 }

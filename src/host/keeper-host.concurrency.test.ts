@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, SessionManager, type ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
-import { keeperRender } from "../engine/render.ts";
+import { keeperRender } from "../engine/index.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
@@ -21,7 +21,7 @@ import type { SummaryStream } from "../summarize/summary-call.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 import { deferred, type Deferred } from "../../test/support/compaction/fake-pi.ts";
 import { resultMessage, scriptedStream } from "../../test/support/summarize/fake-model.ts";
-import { createKeeperHost, type KeeperHost } from "./keeper-host.ts";
+import { driveKeeper, type DrivenKeeper } from "../../test/support/host/keeper-driver.ts";
 
 const root = mkdtempSync(join(tmpdir(), "keeper-concurrency-"));
 const previousAgentDir = process.env.PI_CODING_AGENT_DIR;
@@ -74,7 +74,7 @@ function gatedModel() {
 interface Harness {
   sm: SessionManager;
   ctx: ExtensionCommandContext;
-  host: KeeperHost;
+  host: DrivenKeeper;
   model: ReturnType<typeof gatedModel>;
   notices: string[];
   append(m: ContextMessage): string;
@@ -100,7 +100,7 @@ function harness(sm = SessionManager.inMemory(project)): Harness {
     getActiveTools: () => ["read"],
     setActiveTools: () => {},
   };
-  const host = createKeeperHost(pi as never, { now: () => 1_000 });
+  const host = driveKeeper(pi as never, { now: () => 1_000 });
   host.onSessionStart(ctx);
   return { sm, ctx, host, model, notices, append: (m) => sm.appendMessage(m as never) };
 }

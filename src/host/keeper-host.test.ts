@@ -11,7 +11,7 @@ import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import { CUSTOM_TYPE_FLUSH } from "../state/schema.ts";
 import { assistant, text, thinking, user } from "../../test/support/message-factory.ts";
-import { createKeeperHost } from "./keeper-host.ts";
+import { driveKeeper } from "../../test/support/host/keeper-driver.ts";
 import { withAgentDir } from "../../test/support/host/agent-dir.ts";
 
 const OPUS = { provider: "anthropic", id: "claude-opus-4-5", api: "anthropic-messages" }; // `auto` strips old thinking
@@ -34,7 +34,7 @@ function fixture() {
     sessionManager: { getBranch: () => [], buildSessionProjection: () => ({ messages: [] }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens: 10_000, contextWindow: 200_000, percent: 5 }),
   } as unknown as ExtensionContext;
-  const host = createKeeperHost(pi as never, { now: () => 1_000_000 });
+  const host = driveKeeper(pi as never, { now: () => 1_000_000 });
   return { host, ctx, appended };
 }
 

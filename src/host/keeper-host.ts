@@ -1,10 +1,13 @@
 /**
- * The keeper's side of the host: one session runtime's memory, and the effects of each Pi
- * event on it. Decisions are the engine's (`src/engine/`); here: settings files, reading the
- * session, summarizer calls, spill files, appended entries, notifications, the status line
+ * The keeper's side of the host: one session runtime's handles (the engine's state cell, the
+ * flush queue, the summarizer's cache and abort, the status line) and its parts' handlers —
+ * `settings`, `pruning` (thinking runs inside its renders and flushes, guarded by the
+ * engine), `cache` and `ui` — each stepping the engine and performing the effects it returns.
+ * Decisions are the engine's (`src/engine/`); here: settings files, reading the session,
+ * summarizer calls, spill files, appended entries, notifications, the status line
  * (`status-runtime.ts`), the session's settings with `/keeper set` overrides
  * (`session-settings.ts`) and the `/keeper` actions (`keeper-command-handler.ts`).
- * `hooks.ts` registers the Pi events and calls these handlers in a fixed order.
+ * `hooks.ts` maps each Pi event to the handlers it runs, in order.
  */
 import type {
   BeforeProviderRequestEvent,
@@ -14,27 +17,21 @@ import type {
   ExtensionCommandContext,
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
-import { type CompactionOutlook, compactionStopsWarming } from "../compaction/cooperation.ts";
-import type { DisciplineFacts } from "../engine/decide.ts";
-import { keeperRender } from "../engine/render.ts";
-import { flushesActive, step, type EngineEffect, type FlushResult } from "../engine/index.ts";
-import { tallyFlushRewrite } from "../discipline/rewrite-tally.ts";
-import { liveOccurrenceKeys } from "../prune/occurrence.ts";
+import { cacheViewOf, flushesActive, keeperRender, type DisciplineFacts, type EngineEffect, type FlushReport } from "../engine/index.ts";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
-import { restoreRecallIndex } from "../recall/recall-entries.ts";
 import { createRecallToolDefinition } from "../recall/tool.ts";
 import { purgedArgumentsOnlyKeys } from "../recall/pruned-calls.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { formatDiagnostic } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
-import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
-import { restoreReconciled } from "../state/torn-flush.ts";
+import { formatCacheView } from "../ui/cache-view.ts";
 import type { CompletionItem } from "../ui/keeper-completions.ts";
-import { cacheText, liveFacts, onProviderRequest, onWarmingDecision, restoreLedger, whyText } from "./cache-edge.ts";
+import { formatWhyView } from "../ui/why-view.ts";
+import { cacheKeyOf, keyParts, liveCacheRule, liveFacts } from "./cache-edge.ts";
 import { commitColdReplans } from "./cold-replan-persist.ts";
-import { runFlushJob, type FlushJobDeps } from "./flush-job.ts";
+import { createEngineCell, type EngineCell } from "./engine-cell.ts";
+import { appendEntries, runFlushJob, type FlushJobDeps } from "./flush-job.ts";
 import { createFlushQueue } from "./flush-queue.ts";
-import { emptyHostMemory, type FlushReport } from "./host-types.ts";
 import { createKeeperCommand, summarizerModelWarning } from "./keeper-command-handler.ts";
 import { contextMessagesOf, modelIdentity } from "./session-view.ts";
 import { createSessionSettings } from "./session-settings.ts";
@@ -44,17 +41,48 @@ import { createStatusRuntime } from "./status-runtime.ts";
 
 export type KeeperPi = Pick<ExtensionAPI, "appendEntry" | "getThinkingLevel" | "getActiveTools" | "setActiveTools">;
 
-export interface KeeperHost {
-  onSessionStart(ctx: ExtensionContext): void;
-  onSessionTree(ctx: ExtensionContext): void;
-  onSessionCompact(ctx: ExtensionContext): void;
-  onSessionShutdown(): Promise<void>;
-  onContext(event: ContextEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
-  onMessageEnd(message: ContextMessage, ctx: ExtensionContext): void;
-  onTurnEnd(ctx: ExtensionContext): void;
-  /** Seam mark, request facts and fingerprints; `undefined` keeps the payload. */
-  onBeforeProviderRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown;
-  onCacheWarmingDecision(event: CacheWarmingDecisionEvent): { action: "stop" } | undefined;
+/** The keeper's parts, as `hooks.ts` runs them: one handler per Pi event each part listens to. */
+export interface KeeperParts {
+  /** The "settings" part. */
+  setup: {
+    /** Read the settings files; say what they got wrong, and a summarizer model that does not exist. */
+    sessionStart(ctx: ExtensionContext): void;
+  };
+  pruning: {
+    /** With the extension on: restore the state from the branch, activate `keeper_recall`. */
+    sessionStart(ctx: ExtensionContext): void;
+    sessionTree(ctx: ExtensionContext): void;
+    sessionCompact(ctx: ExtensionContext): void;
+    /** Commit what waits, stop the summarizer, let a running flush finish. */
+    sessionShutdown(): Promise<void>;
+    /** The render (the thinking strip inside it): the messages to send, or undefined to keep them. */
+    context(event: ContextEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
+    /** An answer that closes the user's request starts a flush. */
+    messageEnd(message: ContextMessage, ctx: ExtensionContext): void;
+    /** The budget trigger. */
+    turnEnd(ctx: ExtensionContext): void;
+    /** The request is built: commit the cold re-plans its render adopted. */
+    requestBuilt(ctx: ExtensionContext): Promise<void> | undefined;
+  };
+  cache: {
+    /** The provider's usage of the answer (unannounced cache losses). */
+    usage(message: ContextMessage): void;
+    /** Seam mark, request facts and fingerprints; `undefined` keeps the payload. */
+    beforeRequest(event: BeforeProviderRequestEvent, ctx: ExtensionContext): unknown;
+    /** Do not pay to keep warm a prefix a waiting rewrite discards. */
+    warming(event: CacheWarmingDecisionEvent): { action: "stop" } | undefined;
+  };
+  ui: {
+    /** The status line after a render, an answer, a turn end, a session start. */
+    rendered(event: ContextEvent, ctx: ExtensionContext): void;
+    answered(message: ContextMessage, ctx: ExtensionContext): void;
+    refresh(ctx: ExtensionContext): void;
+  };
+}
+
+export interface KeeperHost extends KeeperParts {
+  /** The engine's state cell this runtime steps (shared with async compaction's part). */
+  cell: EngineCell;
   onKeeperCommand(args: string, ctx: ExtensionCommandContext): Promise<void>;
   /** Argument completions for `/keeper` (Pi passes the text typed after "/keeper "). */
   keeperCompletions(prefix: string): CompletionItem[] | null;
@@ -67,6 +95,8 @@ export interface KeeperHost {
   busy(): boolean;
   /** The cache facts now: what the cold-cache check and a flush's gate see. */
   cacheFacts(ctx: ExtensionContext): DisciplineFacts;
+  /** Perform the engine's notify effects (and any other it gives outside a flush). */
+  perform(effects: readonly EngineEffect[], ctx: ExtensionContext): void;
 }
 
 /** Raw messages of the current branch (pre-compaction ones included): where originals live. */
@@ -83,38 +113,50 @@ export function report(ctx: ExtensionContext, text: string, level: "info" | "war
 
 export interface KeeperHostOptions {
   now?: () => number;
-  /** Async compaction's outlook, for the budget trigger and warming (`src/compaction/cooperation.ts`). */
-  compactionOutlook?: () => CompactionOutlook | undefined;
+  /** The engine's state cell (default: a new one). */
+  cell?: EngineCell;
 }
 
 export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}): KeeperHost {
   const now = options.now ?? (() => Date.now());
+  const cell = options.cell ?? createEngineCell();
   const store = createSessionSettings();
   const settings = (): KeeperSettings => store.current();
-  const memory = emptyHostMemory();
-  const statusLine = createStatusRuntime({ settings, summarizerCost: () => memory.engine.keeper.stats.summarizerCost });
+  const statusLine = createStatusRuntime({ settings, summarizerCost: () => cell.get().keeper.stats.summarizerCost });
+  const running: { abort?: AbortController } = {};
+  const perform = (effects: readonly EngineEffect[], ctx: ExtensionContext) => {
+    for (const e of effects) if (e.kind === "notify") report(ctx, e.text, e.level);
+    appendEntries(pi, effects);
+  };
 
   const jobDeps: FlushJobDeps = {
     pi,
+    cell,
     settings,
     now,
-    facts: (ctx) => liveFacts(memory, pi, ctx, now()),
+    facts: (ctx) => liveFacts(cell.get(), pi, ctx, now()),
+    summaryCache: new Map(),
+    running,
     status: (ctx, progress) => statusLine.progress(ctx, progress),
     rendered: (ctx, raw, rendered) => statusLine.rendered(ctx, raw, rendered),
-    notify: (ctx, text, level) => report(ctx, text, level),
+    perform,
   };
   const flushes = createFlushQueue({
     active: (ctx) => flushesActive(settings(), modelIdentity(ctx)),
-    run: ({ trigger, ctx, closingMessage }) => runFlushJob({ deps: jobDeps, memory, trigger, ctx, closingMessage }),
+    run: ({ trigger, ctx, closingMessage }) => runFlushJob({ deps: jobDeps, trigger, ctx, closingMessage }),
+    // The pruning part failed at a flush: told once per session runtime, like any part's throw.
     onFailure: (ctx, error) =>
-      report(ctx, `context-keeper: flush failed (${error instanceof Error ? error.message : String(error)}); history left as it was`, "warning"),
+      perform(
+        cell.step({ type: "notice", key: "fault:pruning", text: `context-keeper: flush failed (${error instanceof Error ? error.message : String(error)}); history left as it was — this is reported once`, level: "warning" }).effects,
+        ctx,
+      ),
   });
 
-  /** Cold re-plans decided at a render, committed once the request is built: spill files, then entries. */
-  const persistWaiting = (warn: (text: string) => void) => {
-    const waiting = memory.toPersist;
-    memory.toPersist = [];
-    return commitColdReplans({ pi, memory, waiting, write: writeSpillFile, warn });
+  /** Cold re-plans handed out by a step: spill files, then entries. */
+  const commitReplans = (effects: readonly EngineEffect[], warn: (effects: readonly EngineEffect[]) => void): Promise<void> | undefined => {
+    const pending = effects.flatMap((e) => (e.kind === "commit-replans" ? [commitColdReplans({ pi, cell, results: e.results, write: writeSpillFile, perform: warn })] : []));
+    const waits = pending.filter((p): p is Promise<void> => p !== undefined);
+    return waits.length > 0 ? Promise.all(waits).then(() => undefined) : undefined;
   };
 
   /** The engine's `flush` effects: queued, one at a time. */
@@ -123,20 +165,10 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
   };
 
   const restore = (ctx: ExtensionContext) => {
-    const branch = ctx.sessionManager.getBranch() as unknown[];
-    const restored = restoreReconciled(branch);
-    const restoredRecall = restoreRecallIndex(branch);
-    const context = contextMessagesOf(ctx);
-    memory.diagnostics = [...restored.diagnostics, ...restoredRecall.diagnostics];
-    memory.engine = step(memory.engine, {
-      type: "restored",
-      keeper: dropStateOutsideContext(restored.state, liveOccurrenceKeys(context)),
-      recall: restoredRecall.index,
-      ledger: restoreLedger(pi, ctx, context),
-      contextTokens: ctx.getContextUsage()?.tokens ?? 0,
-    }).state;
-    memory.toPersist = [];
-    if (memory.diagnostics.length) report(ctx, restoreNotice(memory.diagnostics), "warning");
+    perform(
+      cell.step({ type: "restored", branch: ctx.sessionManager.getBranch() as unknown[], context: contextMessagesOf(ctx), key: keyParts(pi), contextTokens: ctx.getContextUsage()?.tokens ?? 0 }).effects,
+      ctx,
+    );
   };
 
   /** Session start with the extension on, or `/keeper on` mid-session: restore from the branch, activate recall. */
@@ -147,15 +179,18 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
   };
 
   const flushNow = async (ctx: ExtensionContext): Promise<FlushReport | undefined> => {
-    const running = flushes.inFlight();
-    if (running) await running;
+    const inFlight = flushes.inFlight();
+    if (inFlight) await inFlight;
     return flushes.start({ trigger: "manual", ctx });
   };
 
   const command = createKeeperCommand({
     settings: store,
-    pruning: { state: () => memory.engine.keeper, lastReport: () => memory.report, flushNow, savedState: () => memory.diagnostics },
-    cache: { whyText: () => whyText(memory), cacheText: () => cacheText(memory) },
+    pruning: { state: () => cell.get().keeper, lastReport: () => cell.get().lastFlush, flushNow, savedState: () => cell.get().problems },
+    cache: {
+      whyText: () => formatWhyView(cell.get().gateLog),
+      cacheText: () => formatCacheView(cacheViewOf(cell.get().wire, cell.get().keeper.stats.rewritesCaused)),
+    },
     activate,
     refreshStatus: (ctx) => statusLine.refresh(ctx),
     prunedTokens: () => statusLine.prunedTokens(),
@@ -163,118 +198,119 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
   });
 
   return {
+    cell,
     settings,
+    perform,
     sentContext(messages, ctx) {
       const s = settings();
-      return s.enabled ? keeperRender({ messages, state: memory.engine.keeper, settings: s, model: modelIdentity(ctx) }) : messages;
+      return s.enabled ? keeperRender({ messages, state: cell.get().keeper, settings: s, model: modelIdentity(ctx) }) : messages;
     },
     busy: () => flushes.inFlight() !== undefined,
-    cacheFacts: (ctx) => liveFacts(memory, pi, ctx, now()),
-    onSessionStart(ctx) {
-      store.load(loadSettingsFromDisk({ cwd: ctx.cwd, projectTrusted: ctx.isProjectTrusted() }));
-      const diagnostics = store.loaded().diagnostics;
-      if (diagnostics.length) report(ctx, diagnostics.map(formatDiagnostic).join("\n"), "warning");
-      const modelWarning = summarizerModelWarning(ctx, settings());
-      if (modelWarning) {
-        // The same text the first flush would give: said once per session (flush-job.ts keeps the set).
-        const text = `context-keeper: ${modelWarning}`;
-        if (!memory.notices.has(text)) report(ctx, text, "warning");
-        memory.notices.add(text);
-      }
-      if (settings().enabled) activate(ctx);
-      command.noteModels(ctx);
-      statusLine.refresh(ctx);
-    },
+    cacheFacts: (ctx) => liveFacts(cell.get(), pi, ctx, now()),
     recallTool: () =>
       createRecallToolDefinition({
-        getStore: () => memory.engine.recall,
+        getStore: () => cell.get().recall,
         getBranchMessages: rawBranchMessages,
         readSpill: readSpillFile,
         pageChars: () => settings().recall.pageChars,
-        purgedArguments: () => purgedArgumentsOnlyKeys(memory.engine.keeper),
+        purgedArguments: () => purgedArgumentsOnlyKeys(cell.get().keeper),
       }),
-    onSessionTree(ctx) {
-      if (settings().enabled) restore(ctx);
-    },
-    onSessionCompact(ctx) {
-      if (!settings().enabled) return;
-      memory.engine = step(memory.engine, { type: "compacted", context: contextMessagesOf(ctx) }).state;
-    },
-    async onSessionShutdown() {
-      await persistWaiting((text) => process.stderr.write(`${text}\n`));
-      memory.abort?.abort();
-      const running = flushes.inFlight();
-      if (running) await running;
-    },
-    onContext(event, ctx) {
-      const messages = event.messages as ContextMessage[];
-      const s = settings();
-      if (!s.enabled) {
-        statusLine.rendered(ctx, messages, messages);
-        return undefined;
-      }
-      const sessionFile = ctx.sessionManager.getSessionFile();
-      const out = step(memory.engine, {
-        type: "context",
-        settings: s,
-        model: modelIdentity(ctx),
-        messages,
-        now: now(),
-        facts: () => liveFacts(memory, pi, ctx, now()),
-        flushInFlight: flushes.inFlight() !== undefined,
-        recall: true,
-        ...(sessionFile ? { spill: { thresholdBytes: s.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } } : {}),
-      });
-      memory.engine = out.state;
-      for (const replan of replansOf(out.effects)) {
-        memory.toPersist.push(replan);
-        if (replan.rewrote) memory.tally = tallyFlushRewrite(memory.tally);
-      }
-      const rendered = out.render ?? messages;
-      statusLine.rendered(ctx, messages, rendered);
-      return rendered === messages ? undefined : { messages: rendered };
-    },
-    onMessageEnd(message, ctx) {
-      if (!settings().enabled) return;
-      const out = step(memory.engine, { type: "message-end", settings: settings(), message });
-      memory.engine = out.state;
-      startFlushes(out.effects, ctx);
-      if (message.role === "assistant") statusLine.refresh(ctx);
-    },
-    onBeforeProviderRequest(event, ctx) {
-      const s = settings();
-      if (!s.enabled) return undefined;
-      const out = onProviderRequest({ memory, pi, ctx, settings: s, payload: event.payload, now: now() });
-      // What the render decided is persisted now that the request is built (never from inside the render).
-      const written = persistWaiting((text) => report(ctx, text, "warning"));
-      return written ? written.then(() => out) : out;
-    },
-    // A compaction about to apply discards the warmed prefix too.
-    onCacheWarmingDecision: (event) =>
-      onWarmingDecision(memory, settings(), event) ?? (compactionStopsWarming(options.compactionOutlook?.(), event.action) ? { action: "stop" } : undefined),
-    onTurnEnd(ctx) {
-      const s = settings();
-      statusLine.refresh(ctx);
-      if (!s.enabled) return;
-      const usage = ctx.getContextUsage();
-      if (usage?.tokens == null || !usage.contextWindow) return;
-      const out = step(memory.engine, { type: "turn-end", settings: s, contextTokens: usage.tokens, contextWindow: usage.contextWindow, compaction: options.compactionOutlook?.() });
-      memory.engine = out.state;
-      startFlushes(out.effects, ctx);
-    },
     onKeeperCommand: (args, ctx) => command.handler(args, ctx),
     keeperCompletions: (prefix) => command.completions(prefix),
+
+    setup: {
+      sessionStart(ctx) {
+        store.load(loadSettingsFromDisk({ cwd: ctx.cwd, projectTrusted: ctx.isProjectTrusted() }));
+        const diagnostics = store.loaded().diagnostics;
+        if (diagnostics.length) report(ctx, diagnostics.map(formatDiagnostic).join("\n"), "warning");
+        // The same text the first flush would give: said once per session.
+        const modelWarning = summarizerModelWarning(ctx, settings());
+        if (modelWarning) perform(cell.step({ type: "notice", text: `context-keeper: ${modelWarning}`, level: "warning" }).effects, ctx);
+        command.noteModels(ctx);
+      },
+    },
+
+    pruning: {
+      sessionStart(ctx) {
+        if (settings().enabled) activate(ctx);
+      },
+      sessionTree(ctx) {
+        if (settings().enabled) restore(ctx);
+      },
+      sessionCompact(ctx) {
+        if (settings().enabled) cell.step({ type: "compacted", context: contextMessagesOf(ctx) });
+      },
+      async sessionShutdown() {
+        await commitReplans(cell.step({ type: "shutdown" }).effects, (effects) => {
+          for (const e of effects) if (e.kind === "notify") process.stderr.write(`${e.text}\n`);
+        });
+        running.abort?.abort();
+        const inFlight = flushes.inFlight();
+        if (inFlight) await inFlight;
+      },
+      context(event, ctx) {
+        const messages = event.messages as ContextMessage[];
+        const s = settings();
+        if (!s.enabled) return undefined;
+        const sessionFile = ctx.sessionManager.getSessionFile();
+        const out = cell.step({
+          type: "context",
+          settings: s,
+          model: modelIdentity(ctx),
+          messages,
+          now: now(),
+          facts: () => liveFacts(cell.get(), pi, ctx, now()),
+          flushInFlight: flushes.inFlight() !== undefined,
+          recall: true,
+          ...(sessionFile ? { spill: { thresholdBytes: s.recall.spillThresholdBytes, pathFor: (_call, sha) => spillPathFor(sessionFile, sha) } } : {}),
+        });
+        perform(out.effects, ctx);
+        const rendered = out.render ?? messages;
+        return rendered === messages ? undefined : { messages: rendered };
+      },
+      messageEnd(message, ctx) {
+        if (!settings().enabled) return;
+        startFlushes(cell.step({ type: "message-end", settings: settings(), message }).effects, ctx);
+      },
+      turnEnd(ctx) {
+        const s = settings();
+        if (!s.enabled) return;
+        const usage = ctx.getContextUsage();
+        if (usage?.tokens == null || !usage.contextWindow) return;
+        const out = cell.step({ type: "turn-end", settings: s, contextTokens: usage.tokens, contextWindow: usage.contextWindow });
+        startFlushes(out.effects, ctx);
+      },
+      requestBuilt(ctx) {
+        // What the render decided is persisted now that the request is built (never from inside the render).
+        return commitReplans(cell.step({ type: "request-built" }).effects, (effects) => perform(effects, ctx));
+      },
+    },
+
+    cache: {
+      usage(message) {
+        if (settings().enabled) cell.step({ type: "usage", message });
+      },
+      beforeRequest(event, ctx) {
+        const s = settings();
+        if (!s.enabled) return undefined;
+        const at = now();
+        const model = ctx.model ? { api: ctx.model.api, id: ctx.model.id } : undefined;
+        const out = cell.step({ type: "before-request", settings: s, model, payload: event.payload, key: cacheKeyOf(pi, ctx, at), rule: liveCacheRule(ctx) });
+        return out.request?.body;
+      },
+      warming: (event) => (cell.step({ type: "warming", settings: settings(), decision: event }).warming ? { action: "stop" } : undefined),
+    },
+
+    ui: {
+      rendered(event, ctx) {
+        const messages = event.messages as ContextMessage[];
+        const last = cell.get().lastRender;
+        statusLine.rendered(ctx, messages, settings().enabled && last?.raw === messages ? last.rendered : messages);
+      },
+      answered(message, ctx) {
+        if (settings().enabled && message.role === "assistant") statusLine.refresh(ctx);
+      },
+      refresh: (ctx) => statusLine.refresh(ctx),
+    },
   };
-}
-
-/** The cold re-plans a render decided: persisted once the request is built. */
-function replansOf(effects: readonly EngineEffect[]): FlushResult[] {
-  return effects.flatMap((e) => (e.kind === "write-spills" && e.when === "after-request" ? [e.result] : []));
-}
-
-/** One message for everything restore had to skip or reconcile: what, and what was done. */
-function restoreNotice(diagnostics: readonly string[]): string {
-  const shown = diagnostics.slice(0, 3).join("; ");
-  const more = diagnostics.length > 3 ? `; and ${diagnostics.length - 3} more (see /keeper)` : "";
-  return `context-keeper: restored the saved state with ${diagnostics.length} problem(s) — ${shown}${more}`;
 }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import type { ContextMessage } from "../session/messages.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
-import { createKeeperHost } from "./keeper-host.ts";
+import { driveKeeper } from "../../test/support/host/keeper-driver.ts";
 import { withAgentDir } from "../../test/support/host/agent-dir.ts";
 import { frontiersAlong } from "../../test/support/state/flush-entries.ts";
 
@@ -41,7 +41,7 @@ function fixture() {
     sessionManager: { getBranch: () => entries, buildSessionProjection: () => ({ messages: messages() }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens: 10_000, contextWindow: 200_000, percent: 5 }),
   } as unknown as ExtensionCommandContext;
-  const host = createKeeperHost(pi as never, { now: () => 1_000_000 });
+  const host = driveKeeper(pi as never, { now: () => 1_000_000 });
   withAgentDir(agentDir, () => host.onSessionStart(ctx));
   // A prompt of three reads, answered; a second prompt, answered: the first prompt's chain can collapse.
   const say = (m: ContextMessage) => push({ type: "message", message: m });

@@ -3,28 +3,27 @@
  * model registry, so the user's auth applies) or deterministically. Never throws: the
  * model summarizer falls back to the extractive summary per batch.
  *
- * Which batches go to the model is the engine's rule (`summaryRoutes`,
- * src/engine/summary-choice.ts), shared with the replay.
+ * Which batches go to the model is the engine's decision: the `summarize` effect carries the
+ * routes (the replay follows the same effect).
  */
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
-import { batchContentHash, summarizeBatches, type SummaryProgress } from "../summarize/model-summarizer.ts";
-import { summaryRoutes, type RequestFacts } from "../engine/summary-choice.ts";
+import { summarizeBatches, type SummaryProgress } from "../summarize/model-summarizer.ts";
 
 export interface SummarizeEffectOptions {
   ctx: ExtensionContext;
   settings: KeeperSettings;
   batches: readonly ToolBatch[];
+  /** Per batch: true = the model summarizer (the `summarize` effect's routes). */
+  routes: readonly boolean[];
   cache: Map<string, BatchSummary>;
   signal: AbortSignal;
   onProgress: (progress: SummaryProgress) => void;
-  /** Called once when a configured summarizer model cannot be found. */
+  /** Called when a configured summarizer model cannot be found. */
   onNotice: (text: string) => void;
-  /** For `auto`: the requests seen so far. Absent: every batch is summarized extractively. */
-  requestFacts?: RequestFacts;
 }
 
 /** `provider/model-id` → the model; "" → the session model. */
@@ -43,8 +42,7 @@ export function resolveSummarizerModel(ctx: ExtensionContext, configured: string
 export async function summarizeForFlush(options: SummarizeEffectOptions): Promise<BatchSummary[]> {
   const { ctx, settings, batches } = options;
   if (batches.length === 0) return [];
-  // The engine's one rule (src/engine/summary-choice.ts); a cached identical batch is free.
-  const mask = summaryRoutes({ settings, batches, requestFacts: options.requestFacts, cached: (b) => options.cache.has(batchContentHash(b)) });
+  const mask = options.routes;
   const toModel = batches.filter((_, i) => mask[i]);
   const extractive = () => batches.map((b) => summarizeExtractively(b));
   if (toModel.length === 0) return extractive();

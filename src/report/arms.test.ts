@@ -1,15 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { ARMS, selectArms } from "./arms.ts";
 import { applySettingsOverride, keeperReplayConfig } from "./keeper-config.ts";
-import {
-  budgetCheckFor,
-  createKeeperReplayEngine,
-  flushPointOf,
-  initialKeeperReplayState,
-  stepKeeperReplay,
-  tokensAddedSince,
-  type KeeperRequestInfo,
-} from "./keeper-engine.ts";
+import { createKeeperReplayEngine, initialKeeperReplayState, stepKeeperReplay, type KeeperRequestInfo } from "./keeper-engine.ts";
 import { fitToLength, sizeModelSummarizer, sizeModelSummaryTokens } from "./replay-summaries.ts";
 import { reportSession } from "./session-report.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
@@ -71,43 +63,6 @@ describe("size model", () => {
     expect(r.summary.source).toBe("model");
     expect(r.billed).toBe(r.summary.inputTokens + 5 * 200);
     expect(r.summary.inputTokens).toBeGreaterThan(2000); // the prompt carries the whole output
-  });
-});
-
-describe("flush points", () => {
-  const loop = [user("p1", 1), assistant([call("a", "read", { path: "a.ts" })], 2), result("a", "read", big(4000), 3)];
-
-  test("a new prompt after an assistant newer than the last flush: request-end flush without the prompt", () => {
-    const messages = [...loop, assistant([text("done")], 4), user("p2", 5)];
-    const point = flushPointOf(messages, initialKeeperReplayState(), undefined);
-    expect(point?.reason).toBe("request-end");
-    expect(point?.branch).toEqual(messages.slice(0, 4));
-    expect(flushPointOf(messages, { ...initialKeeperReplayState(), flushedThrough: 4 }, undefined)).toBeUndefined();
-  });
-
-  test("inside a tool loop only the budget trigger flushes", () => {
-    // tokens since −∞: ("p1" 2 + "read" 4 + {"path":"a.ts"} 15 + 4000) / 4 → ceil(4021 / 4) = 1006
-    expect(tokensAddedSince(loop, Number.NEGATIVE_INFINITY)).toBe(1006);
-    expect(flushPointOf(loop, initialKeeperReplayState(), undefined)).toBeUndefined();
-    const seen: Array<[number, number]> = [];
-    const at = (threshold: number) => (tokens: number, atLastFlush: number) => (seen.push([tokens, atLastFlush]), tokens >= threshold);
-    expect(flushPointOf(loop, initialKeeperReplayState(), at(1007))).toBeUndefined();
-    expect(flushPointOf(loop, initialKeeperReplayState(), at(1006))?.reason).toBe("budget");
-    // Tokens older than the last flush (timestamp 2) count as there at the flush: 1006 − 1000.
-    expect(flushPointOf(loop, { ...initialKeeperReplayState(), flushedThrough: 2 }, at(1006))?.reason).toBe("budget");
-    expect(seen.at(-1)).toEqual([1006, 6]);
-    expect(tokensAddedSince(loop, 2)).toBe(1000);
-  });
-
-  test("the replay's budget check is the engine's budget rule on the replay settings", () => {
-    const c = keeperReplayConfig().settings; // fraction 0.5, maxTokens 150000
-    const check = budgetCheckFor(c, 200_000)!;
-    expect(check(99_999, 0)).toBe(false);
-    expect(check(100_000, 0)).toBe(true);
-    expect(check(100_000, 80_000)).toBe(false); // grew by less than a quarter of the threshold
-    expect(budgetCheckFor(c, 1_000_000)!(150_000, 0)).toBe(true);
-    const off = { ...c, pruning: { ...c.pruning, budgetTrigger: { ...c.pruning.budgetTrigger, enabled: false } } };
-    expect(budgetCheckFor(off, 200_000)).toBeUndefined();
   });
 });
 

@@ -6,9 +6,7 @@
  * feature's contribution.
  */
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { digestBody, type BodyDigest } from "../cache/body-digest.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
-import { messagePrefixesOf } from "../discipline/seam-placement.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { applySettingsOverride, keeperReplayConfig, type KeeperReplayConfig, type SettingsOverride } from "./keeper-config.ts";
@@ -70,14 +68,9 @@ export function keeperArm(name: string, description: string, override: SettingsO
         ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}),
         ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
       });
-      // As the live host: each body digested against the last one (only what changed is hashed), for the engine's send.
-      let digest: BodyDigest | undefined;
       return {
         transformContext: (messages, requestIndex, info) => engine.transformContext(messages, requestIndex, info),
-        transformBody: (body, requestIndex, info) => {
-          digest = digestBody(body, digest);
-          return engine.transformBody(body, requestIndex, info, { messagePrefixes: messagePrefixesOf(body, digest.fingerprint), flat: digest.blocks, flatTokens: digest.tokens });
-        },
+        transformBody: (body, requestIndex, info) => engine.transformBody(body, requestIndex, info),
         totals: () => ({ flushes: engine.state().flushes, summarizer: engine.state().summarizer }),
       };
     },

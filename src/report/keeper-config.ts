@@ -3,7 +3,7 @@
  * budget trigger and the summarizer mode, derived from the user-facing settings (`src/settings/schema.ts`) so an
  * arm is "these settings", never a second set of defaults.
  */
-import { pruneConfigFrom } from "../engine/config.ts";
+import { pruneConfigFrom } from "../engine/index.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";

@@ -1,33 +1,24 @@
 /**
- * The keeper arm of a replay: the extension's real pure pipeline driven request by request
- * over the contexts Pi rebuilt from the recording.
+ * The keeper arm of a replay: the engine the live host drives (`src/engine/`), stepped with
+ * the same events, read back from the recording (`recorded-events.ts`), request by request:
  *
- * Flush points (where the live extension flushes):
- * - request end: the previous user request finished (its final assistant message came, then
- *   a new user prompt). The flush sees the branch up to, not including, the new prompt;
- * - budget trigger: inside a tool loop (the context ends with a tool result), when the
- *   engine's budget rule (`budgetTriggerFires`, over `src/flush/budget-trigger.ts`) fires for
- *   the raw branch's tokens (characters / 4, Pi's own estimate) and those older than the last
- *   flush. The flush sees the whole context.
- * A flush captures the finished batches (`captureBatches`), summarizes them as the live
- * extension would (`summarizer.mode`; under `auto`, `chooseSummarySource` with the request
- * horizon of the recorded request times decides per batch: the injected deterministic
- * stand-in for a model summary, or the real extractive summarizer), and plans the new state (`planFlush`, with the
- * thinking boundary when the thinking policy strips for the request's model).
- * Every request then renders with `renderContext` (stub-replace, error-purge,
- * chain-compress, thinking strip, pairing sweep) over the persisted state.
+ *   compacted (Pi compacted since the last request) → per turn that ended since: usage and
+ *   message-end of its answer, then turn-end with the context's size → context (the render)
+ *   → before-request → request-built
  *
- * With cache discipline and `cache.seam` on, every serialized request then gets the seam mark
- * at the end of the frozen history (the engine's `send`, lazy move included); whether the
- * last request carried it is the `seamActive` fact of the next flush. A cold cache is
- * detected as live (the engine's cache ledger): TTL expiry, a model switch or a
- * thinking-level change; the render then re-plans as live (`coldReplanDue`).
+ * The engine decides as live: an answer that closes the user's request gives a request-end
+ * `flush` effect, the budget trigger a budget one (its baseline is the engine's, as live); a
+ * flush's `summarize` effect says which batches go to the model. What is the replay's own is
+ * performing the effects without Pi: a flush runs at once, its summaries from the injected
+ * stand-in for a model summary (or the real extractive summarizer), no recall and no spill
+ * files; and the facts a recording cannot give — the context's size (characters / 4 of the
+ * messages), the cache losses read from the recorded usage, tools (not recorded).
  *
- * Everything above is the engine the live host drives (`src/engine/`): the flush straight
- * line, the summary routes, the budget formula, the cache facts and the cold-cache rule. What
- * is the replay's own: where the recording says a flush would have fired (`flushPointOf`),
- * the summarizer stand-in, and the facts a recording cannot give (context size from the
- * rendered characters, losses read from the recorded usage).
+ * With cache discipline and `cache.seam` on, every serialized request gets the seam mark at
+ * the end of the frozen history (the engine's `before-request`); whether the last request
+ * carried it is the `seamActive` fact of the next flush. A cold cache is detected as live (the
+ * engine's cache ledger): TTL expiry, a model switch, a thinking-level change, a compaction;
+ * the render then re-plans as live.
  *
  * Pure: `stepKeeperReplay` is a reducer `(state, request) => {state, rendered}` and
  * `stepKeeperSeam` one `(state, body) => {state, body}`; the engine object only holds the
@@ -38,19 +29,16 @@ import type { CostModel } from "../cache/cost-model.ts";
 import { TTL_5M_MS } from "../cache/pricing.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
-import { messageChars } from "../discipline/history-view.ts";
 import { observedLossesInHistory } from "../discipline/observed-loss.ts";
-import { type ContextMessage, isAssistant, isToolResult, isUser, timestampOf } from "../session/messages.ts";
+import { timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { KeeperState } from "../state/schema.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
-import { cacheFacts, type LedgerSendInput } from "../engine/cache-ledger.ts";
-import type { CacheSettings, DisciplineFacts } from "../engine/decide.ts";
-import { keeperRender } from "../engine/render.ts";
-import { effectOf, initialEngineState, step, type EngineState } from "../engine/index.ts";
-import { summaryRoutes } from "../engine/summary-choice.ts";
-import { budgetTriggerFires } from "../engine/triggers.ts";
+import { cacheFacts, effectOf, initialEngineState, keeperRender, step, type CacheSettings, type DisciplineFacts, type EngineEffect, type EngineState } from "../engine/index.ts";
 import type { KeeperReplayConfig } from "./keeper-config.ts";
+import { createRecallToolDefinition } from "../recall/tool.ts";
+import { emptyRecallIndex } from "../recall/recall-index.ts";
+import { compactionAt, contextTokensOf, contextUsageOf, renderSavingOf, turnsEndedAfter, type RenderSaving } from "./recorded-events.ts";
 import type { ReplaySummarizer } from "./replay-summaries.ts";
 
 /** What the replay knows about a request (model and recorded time). */
@@ -99,23 +87,30 @@ export interface SummarizerTotals {
 export interface KeeperReplayState {
   /** The engine's state: the same one the live host keeps. */
   engine: EngineState;
-  /** Timestamp of the newest message the last flush saw (−∞ before the first flush). */
-  flushedThrough: number;
+  /** Timestamp of the newest answer whose events were stepped (−∞ before the first). */
+  answeredThrough: number;
+  /** When the compaction the last request's context started with was made (undefined: none). */
+  compactedAt?: number;
   flushes: ReplayFlush[];
   summarizer: SummarizerTotals;
   /** Thinking level of the previous request, when the recording knew it (unknown is never a change). */
   previousThinkingLevel?: string;
-  /** Estimated tokens of the previous request's rendered context (context pressure). */
+  /** Estimated tokens of the previous request's rendered context (context pressure); 0 without cache discipline. */
   previousContextTokens: number;
+  /** What the keeper's render left out of the last request: its answer's usage in the keeper arm is the recorded one less that (`contextUsageOf`). */
+  savings: RenderSaving[];
+  /** The last request's context (a compaction's turns before it are read over it). */
+  lastContext?: ContextMessage[];
 }
 
 export function initialKeeperReplayState(): KeeperReplayState {
   return {
     engine: initialEngineState(),
-    flushedThrough: Number.NEGATIVE_INFINITY,
+    answeredThrough: Number.NEGATIVE_INFINITY,
     flushes: [],
     summarizer: { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 },
     previousContextTokens: 0,
+    savings: [],
   };
 }
 
@@ -135,60 +130,17 @@ export interface KeeperReplayDeps {
 
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
-/** Tokens (chars / 4) of the messages newer than `since`. */
-export function tokensAddedSince(messages: readonly ContextMessage[], since: number): number {
-  let chars = 0;
-  for (const m of messages) {
-    const t = timestampOf(m);
-    if (t !== undefined && t > since) chars += messageChars(m);
-  }
-  return Math.ceil(chars / 4);
-}
-
-/** Whether the budget trigger fires for a context of `contextTokens`, `tokensAtLastFlush` of them there at the last flush. */
-export type BudgetCheck = (contextTokens: number, tokensAtLastFlush: number) => boolean;
-
-/** The replay's budget check: the engine's budget rule on the replay's settings and the request's window (absent: the trigger is off). */
-export function budgetCheckFor(settings: KeeperSettings, contextWindow: number): BudgetCheck | undefined {
-  if (!settings.pruning.budgetTrigger.enabled) return undefined;
-  return (contextTokens, tokensAtLastFlush) => budgetTriggerFires({ settings, contextTokens, tokensAtLastFlush, contextWindow });
-}
-
-export interface FlushPoint {
-  reason: FlushReason;
-  /** The branch as the live flush would see it. */
-  branch: ContextMessage[];
-}
-
-const newestTimestamp = (messages: readonly ContextMessage[]) =>
-  messages.reduce((t, m) => Math.max(t, timestampOf(m) ?? Number.NEGATIVE_INFINITY), Number.NEGATIVE_INFINITY);
-
 /**
- * Where (if at all) the live extension would have flushed before this request went out.
- * `budget`: the engine's budget rule for this request's window (absent: the trigger is off).
+ * What the extension adds to every request it is on for (Pi's estimate, characters / 4): the
+ * `keeper_recall` tool's definition as Anthropic's Messages API carries it, and the line for it
+ * in the system prompt's tool list.
  */
-export function flushPointOf(messages: ContextMessage[], state: KeeperReplayState, budget: BudgetCheck | undefined): FlushPoint | undefined {
-  let lastAssistant = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (isAssistant(messages[i])) {
-      lastAssistant = i;
-      break;
-    }
-  }
-  if (lastAssistant >= 0) {
-    const prompt = messages.findIndex((m, i) => i > lastAssistant && isUser(m));
-    const ended = timestampOf(messages[lastAssistant]) ?? Number.NEGATIVE_INFINITY;
-    if (prompt >= 0 && ended > state.flushedThrough) return { reason: "request-end", branch: messages.slice(0, prompt) };
-  }
-  const last = messages[messages.length - 1];
-  // Live, the budget trigger is checked at turn_end: after a turn's tool results.
-  if (budget && last && isToolResult(last)) {
-    // The raw branch stands in for Pi's usage estimate: its tokens now, and those older than the last flush.
-    const contextTokens = tokensAddedSince(messages, Number.NEGATIVE_INFINITY);
-    if (budget(contextTokens, contextTokens - tokensAddedSince(messages, state.flushedThrough))) return { reason: "budget", branch: messages };
-  }
-  return undefined;
-}
+export const RECALL_TOOL_TOKENS = (() => {
+  const tool = createRecallToolDefinition({ getStore: () => emptyRecallIndex(), getBranchMessages: () => [], readSpill: async () => "" });
+  const schema = tool.parameters as { properties?: unknown; required?: unknown };
+  const wire = { name: tool.name, description: tool.description, eager_input_streaming: true, input_schema: { type: "object", properties: schema.properties ?? {}, required: schema.required ?? [] } };
+  return Math.ceil(JSON.stringify(wire).length / 4) + Math.ceil(`- ${tool.promptSnippet ?? ""}\n`.length / 4);
+})();
 
 /** The settings the engine runs with: cache discipline only when the arm asked for it. */
 function engineSettings(deps: Pick<KeeperReplayDeps, "config" | "discipline">): KeeperReplayConfig["settings"] {
@@ -232,39 +184,49 @@ export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplay
   );
 }
 
-function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperReplayRequest, deps: KeeperReplayDeps, facts: DisciplineFacts | undefined): KeeperReplayState {
+/** Where a flush effect was given: why, the branch as the live flush would see it then, and Pi's context usage then. */
+interface FlushAt {
+  reason: "request-end" | "budget";
+  branch: ContextMessage[];
+  usage: number | null;
+}
+
+/** A `flush` effect, performed at once: the straight line of `step` events, the summaries from the stand-in as the effect routes them. */
+function flush(state: KeeperReplayState, at: FlushAt, request: KeeperReplayRequest, deps: KeeperReplayDeps, facts: DisciplineFacts | undefined): KeeperReplayState {
   const settings = engineSettings(deps);
   const model = modelOf(request.info);
-  const started = step(state.engine, { type: "flush-begin", settings, model, branchMessages: point.branch });
-  const batches = effectOf(started, "summarize").capture.batches;
   // The live flush sees the requests sent so far: the horizon of the recorded times before this request.
   const costModel = request.info.costModel;
-  const requestFacts = { requestTimes: state.engine.ledger.requestTimes, ttlMs: ttlMsOf(request.info), horizonCap: deps.config.summarizer.horizonCap, ...(costModel ? { costModel } : {}) };
-  const routes = summaryRoutes({ settings, batches, requestFacts });
+  const summaryFacts = { requestTimes: state.engine.ledger.requestTimes, ttlMs: ttlMsOf(request.info), horizonCap: deps.config.summarizer.horizonCap, ...(costModel ? { costModel } : {}) };
+  const started = step(state.engine, { type: "flush-begin", settings, model, branchMessages: at.branch, summaryFacts });
+  const { capture, routes } = effectOf(started, "summarize");
+  const batches = capture.batches;
   const results = batches.map((b, i) => (routes[i] ? deps.summarize(b) : { summary: summarizeExtractively(b), billed: 0 }));
   const planned = step(started.state, {
     type: "flush-plan",
     settings,
     model,
-    branchMessages: point.branch,
+    branchMessages: at.branch,
     summaries: results.map((r) => r.summary),
     now: request.info.timestamp,
     facts: deps.discipline ? facts : undefined,
-    label: `request ${request.requestIndex} (${point.reason})`,
+    label: `request ${request.requestIndex} (${at.reason})`,
   });
-  // No recall in the replay: no spill files to write, nothing fails.
+  // No recall in the replay: no spill files to write, nothing fails. The budget counts from the context the flush saw.
   const { result } = effectOf(planned, "write-spills");
-  const done = step(planned.state, { type: "flush-written", result, failed: [], contextTokens: undefined });
+  // The budget counts from Pi's context usage as the flush is written. Live it is read then; a
+  // flush without a model call is written before Pi stores the answer that triggered it, so the
+  // replay takes the usage at the trigger (a summarizer call would read it later, timing the replay leaves out).
+  const done = step(planned.state, { type: "flush-written", result, failed: [], contextTokens: at.usage ?? undefined });
   const billed = results.reduce((n, r) => n + r.billed, 0);
   const sent = routes.filter(Boolean).length;
   const s = state.summarizer;
   return {
     ...state,
     engine: done.state,
-    flushedThrough: Math.max(state.flushedThrough, newestTimestamp(point.branch)),
     flushes: [
       ...state.flushes,
-      { requestIndex: request.requestIndex, reason: point.reason, batches: batches.length, modelBatches: sent, rewrote: result.rewrote, summarizerBilled: billed },
+      { requestIndex: request.requestIndex, reason: at.reason, batches: batches.length, modelBatches: sent, rewrote: result.rewrote, summarizerBilled: billed },
     ],
     summarizer: {
       calls: s.calls + sent,
@@ -273,6 +235,64 @@ function flush(state: KeeperReplayState, point: FlushPoint, request: KeeperRepla
       billed: s.billed + billed,
     },
   };
+}
+
+/** Perform the `flush` effects of one step, in order (`usage`: Pi's context usage when the step's Pi event fired). */
+function performFlushes(state: KeeperReplayState, effects: readonly EngineEffect[], at: { branch: ContextMessage[]; usage: number | null }, request: KeeperReplayRequest, deps: KeeperReplayDeps, window: number): KeeperReplayState {
+  let next = state;
+  for (const e of effects) {
+    if (e.kind !== "flush") continue;
+    next = flush(next, { reason: e.trigger, ...at }, request, deps, deps.discipline ? replayCacheFacts(next, request, window) : undefined);
+  }
+  return next;
+}
+
+/** The turns of `messages` that ended since the last one stepped (and before `until`, when given), stepped in order. */
+function stepTurns(state: KeeperReplayState, messages: ContextMessage[], until: number, request: KeeperReplayRequest, deps: KeeperReplayDeps, window: number): KeeperReplayState {
+  const settings = engineSettings(deps);
+  let next = state;
+  for (const turn of turnsEndedAfter(messages, next.answeredThrough)) {
+    if (turn.at >= until) break;
+    const answer = messages[turn.answer]!;
+    next = { ...next, engine: step(next.engine, { type: "usage", message: answer }).state, answeredThrough: turn.at };
+    const ended = step(next.engine, { type: "message-end", settings, message: answer });
+    // At `message_end` Pi has not stored the answer yet: its usage is the context's before it.
+    next = performFlushes({ ...next, engine: ended.state }, ended.effects, { branch: messages.slice(0, turn.answer + 1), usage: contextUsageOf(messages.slice(0, turn.answer), next.savings) }, request, deps, window);
+    const branch = messages.slice(0, turn.end + 1);
+    // Live, the turn end steps only when Pi knows its context usage (not right after a compaction).
+    const contextTokens = contextUsageOf(branch, next.savings);
+    if (contextTokens === null) continue;
+    const turnEnd = step(next.engine, { type: "turn-end", settings, contextTokens, contextWindow: window });
+    next = performFlushes({ ...next, engine: turnEnd.state }, turnEnd.effects, { branch, usage: contextTokens }, request, deps, window);
+  }
+  return next;
+}
+
+/**
+ * What Pi fired since the last request, from the recording, in the order it fired: the turns
+ * that ended before a compaction (over the branch as it was then: the last request's context
+ * and what followed it), the compaction, then the turns after it — per turn its answer's usage
+ * and message end, then the turn end, each stepped as the live host steps it, the flushes
+ * they give performed at once.
+ */
+function stepRecordedEvents(state: KeeperReplayState, request: KeeperReplayRequest, deps: KeeperReplayDeps, window: number): KeeperReplayState {
+  const messages = request.messages;
+  let next = state;
+  const compaction = compactionAt(messages);
+  if (compaction !== undefined && compaction !== next.compactedAt) {
+    if (next.lastContext) next = stepTurns(next, branchBefore(next.lastContext, messages, compaction), compaction, request, deps, window);
+    next = { ...next, engine: step(next.engine, { type: "compacted", context: messages }).state, compactedAt: compaction };
+  }
+  return stepTurns(next, messages, Number.POSITIVE_INFINITY, request, deps, window);
+}
+
+/** The branch just before a compaction at `at`: the last request's context and the messages after it that came before the compaction. */
+function branchBefore(previous: readonly ContextMessage[], now: readonly ContextMessage[], at: number): ContextMessage[] {
+  const last = previous.reduce((t, m) => Math.max(t, timestampOf(m) ?? Number.NEGATIVE_INFINITY), Number.NEGATIVE_INFINITY);
+  return [...previous, ...now.filter((m) => {
+    const t = timestampOf(m);
+    return t !== undefined && t > last && t < at && (m as { role?: string }).role !== "compactionSummary";
+  })];
 }
 
 /** The keeper's render for one request: the very function the live `context` hook runs. */
@@ -288,9 +308,7 @@ export function stepKeeperReplay(
   if (!deps.config.enabled) return { state, rendered: request.messages };
   const settings = engineSettings(deps);
   const window = (deps.contextWindow ?? (() => DEFAULT_CONTEXT_WINDOW))(request.info);
-  const point = flushPointOf(request.messages, state, budgetCheckFor(settings, window));
-  const facts = deps.discipline ? replayCacheFacts(state, request, window) : undefined;
-  let next = point ? flush(state, point, request, deps, facts) : state;
+  let next = stepRecordedEvents(state, request, deps, window);
   const before = next.engine.keeper.stats.flushes;
   const out = step(next.engine, {
     type: "context",
@@ -302,16 +320,18 @@ export function stepKeeperReplay(
     flushInFlight: false,
     recall: false,
   });
-  const cold: ReplayFlush[] = out.effects.flatMap((e) =>
-    e.kind === "write-spills" ? [{ requestIndex: request.requestIndex, reason: "cold" as const, batches: 0, modelBatches: 0, rewrote: e.result.rewrote, summarizerBilled: 0 }] : [],
-  );
+  // A cold re-plan the render adopted waits in the engine's state for the request (nothing to write in a replay).
+  const cold: ReplayFlush[] = out.state.replans.slice(next.engine.replans.length).map((r) => ({ requestIndex: request.requestIndex, reason: "cold" as const, batches: 0, modelBatches: 0, rewrote: r.rewrote, summarizerBilled: 0 }));
   const rendered = out.render ?? request.messages;
   next = {
     ...next,
     engine: out.state,
     flushes: out.state.keeper.stats.flushes > before ? [...next.flushes, ...cold] : next.flushes,
     ...(request.info.thinkingLevel !== undefined ? { previousThinkingLevel: request.info.thinkingLevel } : {}),
-    previousContextTokens: deps.discipline ? tokensAddedSince(rendered, Number.NEGATIVE_INFINITY) : 0,
+    previousContextTokens: deps.discipline ? contextTokensOf(rendered) : 0,
+    // The last answer's request and the one before (at a message end the answer is not counted yet).
+    savings: [renderSavingOf(request.info.timestamp, request.messages, rendered, RECALL_TOOL_TOKENS), ...next.savings].slice(0, 2),
+    lastContext: request.messages,
   };
   return { state: next, rendered };
 }
@@ -325,24 +345,21 @@ export function stepKeeperSeam(
   body: WireRequestBody,
   info: KeeperRequestInfo,
   deps: Pick<KeeperReplayDeps, "config" | "discipline">,
-  /** The body's digest, as the live host passes it (`digestBody`: its prefixes, blocks and token estimates). */
-  digest?: SendDigest,
 ): { state: KeeperReplayState; body: WireRequestBody } {
   if (!deps.config.enabled) return { state, body };
   const settings = engineSettings(deps);
-  const out = step(state.engine, { type: "before-request", body, key: keyOf(state, info), warmPing: false, settings, model: { api: info.api, id: info.model }, ...digest });
-  return { state: { ...state, engine: out.state }, body: out.request?.body ?? body };
+  const out = step(state.engine, { type: "before-request", payload: body, key: keyOf(state, info), settings, model: { api: info.api, id: info.model } });
+  // The request is built: the cold re-plans its render adopted are committed (no spill files in a replay).
+  const built = step(out.state, { type: "request-built" });
+  return { state: { ...state, engine: built.state }, body: out.request?.body ?? body };
 }
 
 /** The replay hooks (`transformContext`, `transformBody`) over the reducers. */
 export interface KeeperReplayEngine {
   transformContext(messages: ContextMessage[], requestIndex: number, info: KeeperRequestInfo): ContextMessage[];
-  transformBody(body: WireRequestBody, requestIndex: number, info: KeeperRequestInfo, digest?: SendDigest): WireRequestBody;
+  transformBody(body: WireRequestBody, requestIndex: number, info: KeeperRequestInfo): WireRequestBody;
   state(): KeeperReplayState;
 }
-
-/** What the host hands the engine's send beside the body (speed only: the same results without). */
-export type SendDigest = Pick<LedgerSendInput, "messagePrefixes" | "flat" | "flatTokens">;
 
 export function createKeeperReplayEngine(deps: KeeperReplayDeps): KeeperReplayEngine {
   let state = initialKeeperReplayState();
@@ -352,8 +369,8 @@ export function createKeeperReplayEngine(deps: KeeperReplayDeps): KeeperReplayEn
       state = step.state;
       return step.rendered;
     },
-    transformBody(body, _requestIndex, info, digest) {
-      const step = stepKeeperSeam(state, body, info, deps, digest);
+    transformBody(body, _requestIndex, info) {
+      const step = stepKeeperSeam(state, body, info, deps);
       state = step.state;
       return step.body;
     },

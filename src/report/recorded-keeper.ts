@@ -3,7 +3,7 @@
  * Before each recorded request the keeper's state is restored from the branch as the host
  * restores it (`restoreReconciled`, then the state outside the context dropped) and the request
  * renders with the live `keeperRender`; its body then goes through the engine's send (the seam
- * and the cache ledger, stepped with the body's digest as the host steps it). So the arm
+ * and the cache ledger, as the host steps it). So the arm
  * follows the recording whatever the keeper ran with: model summaries, flushes that landed
  * while a later request was in flight, cold re-plans, settings that shaped its flushes.
  *
@@ -14,13 +14,9 @@
  * is the flush entry without summaries that closes the branch (no message after it).
  * Render-time settings are the defaults (the recording does not hold them).
  */
-import { digestBody, type BodyDigest } from "../cache/body-digest.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
-import { messagePrefixesOf } from "../discipline/seam-placement.ts";
-import { keeperRender } from "../engine/render.ts";
-import { initialEngineState, step, type EngineState } from "../engine/index.ts";
+import { initialEngineState, keeperRender, step, type EngineState } from "../engine/index.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
-import { emptyRecallIndex } from "../recall/recall-index.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_SETTINGS } from "../settings/parse.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
@@ -83,7 +79,6 @@ export function recordedKeeperRun(recording: ReadRecording, options: { outputPri
   let engine: EngineState = initialEngineState();
   let restoredKey: string | undefined;
   let keeper: KeeperState = engine.keeper;
-  let digest: BodyDigest | undefined;
   const flushes: ReplayFlush[] = [];
   let summarizer = { calls: 0, inputTokens: 0, outputTokens: 0, billed: 0 };
 
@@ -116,21 +111,17 @@ export function recordedKeeperRun(recording: ReadRecording, options: { outputPri
     },
     transformBody(body: WireRequestBody, _requestIndex: number, info: KeeperRequestInfo): WireRequestBody {
       // The engine's send reads the keeper's frontier (the seam): hand it the state this request rendered with.
-      if (sent && sent !== engine.keeper) engine = step(engine, { type: "restored", keeper: sent, recall: emptyRecallIndex(), ledger: engine.ledger, contextTokens: 0 }).state;
-      digest = digestBody(body, digest);
+      if (sent) engine = step(engine, { type: "recorded-state", keeper: sent }).state;
       const key = { at: info.timestamp, model: info.model, thinkingLevel: info.thinkingLevel ?? "", toolsDigest: "" };
       const out = step(engine, {
         type: "before-request",
-        body,
+        payload: body,
         key,
-        warmPing: false,
         settings,
         model: { api: info.api, id: info.model },
-        messagePrefixes: messagePrefixesOf(body, digest.fingerprint),
-        flat: digest.blocks,
-        flatTokens: digest.tokens,
       });
-      engine = out.state;
+      // The request is built: cold re-plans its render adopted are committed, as the host does.
+      engine = step(out.state, { type: "request-built" }).state;
       return out.request?.body ?? body;
     },
     totals: (): ArmRunTotals => ({ flushes, summarizer, ...(options.summarizerUsd !== undefined ? { summarizerUsd: options.summarizerUsd } : {}) }),

@@ -18,8 +18,8 @@
  * - `extractive`: the real deterministic summarizer (`summarizer.mode: "extractive"`), cost 0.
  *
  * In both, a summary that is not shorter than the outputs keeps them raw (`keepRawWhenLonger`).
- * The stand-in only replaces model calls: which batches reach it is the engine's rule
- * (`summaryRoutes`, src/engine/summary-choice.ts), the one the live host uses.
+ * The stand-in only replaces model calls: which batches reach it is the engine's decision, the
+ * routes its `summarize` effect carries, as for the live host.
  */
 import type { KeeperSettings } from "../settings/schema.ts";
 import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";

@@ -10,7 +10,7 @@ import type { BatchSummary, ToolBatch } from "./batch.ts";
 import { batchContentHash } from "./model-summarizer.ts";
 import { chooseSummarySourceForBatch } from "./summary-choice.ts";
 import { summarizeForFlush } from "../host/summarize-effect.ts";
-import { expectedRequestsOf, summaryRoutes, type RequestFacts } from "../engine/summary-choice.ts";
+import { expectedRequestsOf, summaryRoutes, type RequestFacts } from "../engine/index.ts";
 import { fakeComplete, resultMessage, scriptedStream } from "../../test/support/summarize/fake-model.ts";
 
 const TTL_5M = 5 * 60 * 1000;
@@ -39,7 +39,9 @@ function fakeCtx() {
 
 async function run(settings: KeeperSettings, batches: ToolBatch[], requestFacts?: RequestFacts, cache = new Map<string, BatchSummary>()) {
   const { ctx, calls } = fakeCtx();
-  const summaries = await summarizeForFlush({ ctx, settings, batches, cache, signal: new AbortController().signal, onProgress: () => {}, onNotice: () => {}, ...(requestFacts ? { requestFacts } : {}) });
+  // The routes as the engine's `summarize` effect carries them (a cached identical batch is free).
+  const routes = summaryRoutes({ settings, batches, requestFacts, cached: (b) => cache.has(batchContentHash(b)) });
+  const summaries = await summarizeForFlush({ ctx, settings, batches, routes, cache, signal: new AbortController().signal, onProgress: () => {}, onNotice: () => {} });
   return { summaries, calls };
 }
 

@@ -46,7 +46,7 @@ beforeAll(() => {
 
 describe("the packed package", () => {
   test("carries what Pi loads and the report CLI needs, and no tests, fixtures, corpus or bench", () => {
-    for (const f of ["package.json", "index.ts", "LICENSE", "CHANGELOG.md", "README.md", "bin/pi-context-keeper.mjs", "samples/sample-session.jsonl", "src/report/cli/main.ts", "src/compaction/core.ts"]) {
+    for (const f of ["package.json", "index.ts", "LICENSE", "CHANGELOG.md", "README.md", "bin/pi-context-keeper.mjs", "samples/sample-session.jsonl", "src/report/cli/main.ts", "core.ts", "src/compaction/core.ts"]) {
       expect(packedFiles).toContain(f);
     }
     expect(packedFiles.filter((f) => /\.test\.ts$|^test\/|^corpus\/|^bench\/|^scripts\/|^\.ci\//.test(f))).toEqual([]);

@@ -11,7 +11,14 @@
  * serializer mimics it; recall refs carry each run's own timestamps, compared by rank). The keeper arm's cost estimate — the report's analyzer and prices
  * over the replayed bodies at the recorded times — is within 2% of the same model applied to
  * the live run's bodies at their arrival times. A second live run with cache discipline on
- * (request times enter) is held to the cost bound only.
+ * (request times enter) is held to the cost bound only. The budget trigger is on in every arm
+ * (its defaults): the replay steps `turn-end` where Pi fired it, with Pi's context usage
+ * worked out over the recording.
+ *
+ * With Pi's own compaction between two prompts (`/compact` in both runs), the replay reads the
+ * compaction from the recording and steps it where live Pi fired `session_compact` — the
+ * turns before it over the branch as it was, then `compacted`, then the rest — and every
+ * request's history is again byte-identical.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { analyzeRun, type RequestAnalysis } from "../../src/cache/analyzer.ts";
@@ -32,8 +39,15 @@ const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
 
 const MODEL = { id: "claude-sonnet-4-5", contextWindow: 1_000_000 };
-const TIMELESS: SettingsOverride = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" }, cache: { discipline: false } };
-const DISCIPLINED: SettingsOverride = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" } };
+/**
+ * The budget trigger on in both arms (its defaults): the live host steps `turn-end` with Pi's
+ * context usage, the replay with Pi's estimate worked out over the recording, and the engine
+ * decides with its own baseline.
+ */
+const BUDGET = { budgetTrigger: { enabled: true } };
+const TIMELESS: SettingsOverride = { pruning: BUDGET, summarizer: { mode: "extractive" }, cache: { discipline: false } };
+const DISCIPLINED: SettingsOverride = { pruning: BUDGET, summarizer: { mode: "extractive" } };
+
 
 const billed = (analyses: readonly RequestAnalysis[]): number =>
   analyses.reduce((n, a) => n + billedEquivalent({ uncached: a.uncached, write5m: a.write5m, write1h: a.write1h, read: a.read, output: 0 }), 0);
@@ -61,7 +75,7 @@ const liveCost = (run: PiRunResult, replay: ReplayResult, frame: "replay" | "pi"
     ),
   );
 
-function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult {
+function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult & { budgetFlushes: number } {
   const settings = applySettingsOverride(DEFAULT_SETTINGS, override);
   const engine = createKeeperReplayEngine({
     config: keeperReplayConfig(settings),
@@ -69,12 +83,13 @@ function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResu
     ...(settings.cache.discipline ? { discipline: settings.cache } : {}),
   });
   const text = `${bare.sessionEntries.map((e) => JSON.stringify(e)).join("\n")}\n`;
-  return replaySession({
+  const replay = replaySession({
     file: bare.sessionFile ?? "bare.jsonl",
     text,
     transformContext: (messages, i, info) => engine.transformContext(messages as ContextMessage[], i, info) as never,
     transformBody: (body, i, info) => engine.transformBody(body, i, info),
   });
+  return { ...replay, budgetFlushes: engine.state().flushes.filter((f) => f.reason === "budget").length };
 }
 
 /**
@@ -87,6 +102,13 @@ function rankRefTimestamps(texts: string[]): string[] {
   const stamps = [...new Set(texts.flatMap((t) => [...t.matchAll(REF)].map((m) => Number(m[1]))))].sort((a, b) => a - b);
   const rank = new Map(stamps.map((t, i) => [t, i]));
   return texts.map((t) => t.replace(REF, (_all, ts: string) => `@t${rank.get(Number(ts))}#`));
+}
+
+/** Per request, the live run's messages and the replay's, each run's ref timestamps by rank; the requests that differ. */
+function historiesOf(live: PiRunResult, replay: ReplayResult): { sent: string[]; replayed: string[]; differing: number[] } {
+  const sent = rankRefTimestamps(live.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+  const replayed = rankRefTimestamps(replay.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+  return { sent, replayed, differing: sent.flatMap((text, i) => (text === replayed[i] ? [] : [i])) };
 }
 
 /** Where two message lists first differ, with a short excerpt of each side (diagnostics). */
@@ -108,9 +130,7 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
 
     const replay = replayKeeper(bare, TIMELESS);
     expect(replay.requests.length).toBe(live.mainRequests.length);
-    const sent = rankRefTimestamps(live.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-    const replayed = rankRefTimestamps(replay.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-    const differing = sent.flatMap((text, i) => (text === replayed[i] ? [] : [i]));
+    const { sent, replayed, differing } = historiesOf(live, replay);
     // The keeper changed history (stubs), and the replay changed it identically.
     const bareChars = JSON.stringify(bare.mainRequests.at(-1)!.body.messages).length;
     const liveChars = JSON.stringify(live.mainRequests.at(-1)!.body.messages).length;
@@ -123,7 +143,7 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     const gap = Math.abs(costReplay - costLive) / costLive;
     const ownFrame = liveCost(live, replay, "pi");
     console.log(
-      `[parity] ${replay.requests.length} requests, 0 differ; keeper cost live ${costLive.toFixed(0)} vs replay ${costReplay.toFixed(0)} (${(gap * 100).toFixed(2)}%); with pi's own system prompt and tools the live run costs ${ownFrame.toFixed(0)}`,
+      `[parity] ${replay.requests.length} requests, 0 differ, ${replay.budgetFlushes} budget flushes; keeper cost live ${costLive.toFixed(0)} vs replay ${costReplay.toFixed(0)} (${(gap * 100).toFixed(2)}%); with pi's own system prompt and tools the live run costs ${ownFrame.toFixed(0)}`,
     );
     expect(gap).toBeLessThanOrEqual(0.02);
 
@@ -131,13 +151,60 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     const disciplined = await runPi({ ...common, contextKeeper: DISCIPLINED as Record<string, unknown> });
     expect(disciplined.requests.filter((r) => r.status !== 200)).toHaveLength(0);
     const replayD = replayKeeper(bare, DISCIPLINED);
-    const sentD = rankRefTimestamps(disciplined.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-    const replayedD = rankRefTimestamps(replayD.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-    const same = replayedD.filter((text, i) => text === sentD[i]).length;
+    const same = replayD.requests.length - historiesOf(disciplined, replayD).differing.length;
     const liveD = liveCost(disciplined, replayD);
     const replayCostD = billed(replayD.analysis);
     const gapD = Math.abs(replayCostD - liveD) / liveD;
     console.log(`[parity] discipline on: ${same} of ${replayD.requests.length} requests identical; cost live ${liveD.toFixed(0)} vs replay ${replayCostD.toFixed(0)} (${(gapD * 100).toFixed(2)}%)`);
     expect(gapD).toBeLessThanOrEqual(0.02);
+  }, 400_000);
+
+  // The turns before the compaction are stepped over the branch as it was then, the compaction (`compacted`), then the rest.
+  test("with Pi's compaction between two prompts: the replay steps it where live did, same history per request", async () => {
+    const workspace = createPiWorkspace(scenario.files);
+    workspaces.push(workspace);
+    // /compact after the second prompt, in both runs: Pi's own compaction (the fake server's scripted summary).
+    const prompts = [scenario.prompts[0]!, scenario.prompts[1]!, { command: { type: "compact" } }, scenario.prompts[2]!, scenario.prompts[3]!];
+    const common = { prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
+    const bare = await runPi({ ...common, extension: false });
+    const live = await runPi({ ...common, contextKeeper: TIMELESS as Record<string, unknown> });
+    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+    const compactions = (run: PiRunResult) => run.sessionEntries.filter((e) => (e as { type?: string }).type === "compaction").length;
+    expect(compactions(bare)).toBe(1);
+    expect(compactions(live)).toBe(1);
+
+    const replay = replayKeeper(bare, TIMELESS);
+    expect(replay.requests.length).toBe(live.mainRequests.length);
+    const { sent, replayed, differing } = historiesOf(live, replay);
+    if (differing.length > 0) console.log(`[parity] compaction: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+    // Pruned after the compaction too (the requests after it carry less than bare Pi's), and identically.
+    const firstAfter = live.mainRequests.findIndex((r) => JSON.stringify(r.body.messages).includes("Scripted compaction summary"));
+    expect(firstAfter).toBeGreaterThan(0);
+    const chars = (run: PiRunResult) => JSON.stringify(run.mainRequests.at(-1)!.body.messages).length;
+    expect(chars(live)).toBeLessThan(chars(bare));
+    expect(differing).toEqual([]);
+    console.log(`[parity] compaction: ${replay.requests.length} requests, 0 differ`);
+  }, 400_000);
+
+  // A tight budget fires inside the loops. The provider counts a message block as Pi estimates a
+  // message (characters / 4), so the context usage the live host reads from Pi is the one the
+  // replay works out over the bare recording (its recorded usage less what the render left out).
+  // The extension's own compaction is off in the live run: the replay does not simulate it, and
+  // its start window holds the budget flush (`cooperation.ts`).
+  test("a budget trigger that fires inside the loops: the same flushes, the same history per request", async () => {
+    const workspace = createPiWorkspace(scenario.files);
+    workspaces.push(workspace);
+    const tight: SettingsOverride = { ...TIMELESS, pruning: { budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 6000 } }, compaction: { enabled: false } };
+    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same", tokenizer: "text" as const } };
+    const bare = await runPi({ ...common, extension: false });
+    const live = await runPi({ ...common, contextKeeper: tight as Record<string, unknown> });
+    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+    const replay = replayKeeper(bare, tight);
+    expect(replay.requests.length).toBe(live.mainRequests.length);
+    expect(replay.budgetFlushes).toBeGreaterThan(0);
+    const { sent, replayed, differing } = historiesOf(live, replay);
+    if (differing.length > 0) console.log(`[parity] budget: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+    expect(differing).toEqual([]);
+    console.log(`[parity] budget: ${replay.requests.length} requests, 0 differ, ${replay.budgetFlushes} budget flushes`);
   }, 400_000);
 });

@@ -19,9 +19,7 @@ import { placeSeamAtFrozenBoundary, messagePrefixesOf, type PreviousSeam } from 
 import type { ModelIdentityInput } from "../../src/engine/config.ts";
 import type { DisciplineFacts } from "../../src/engine/decide.ts";
 import type { PersistEntry } from "../../src/engine/flush.ts";
-import { keeperRender } from "../../src/engine/render.ts";
 import * as engine from "../../src/engine/index.ts";
-import { budgetTriggerFires } from "../../src/engine/triggers.ts";
 import { liveOccurrenceKeys } from "../../src/prune/occurrence.ts";
 import { restoreRecallIndex } from "../../src/recall/recall-entries.ts";
 import { emptyRecallIndex, type RecallIndex, type SpillWrite } from "../../src/recall/recall-index.ts";
@@ -56,7 +54,7 @@ export interface RenderInput {
 
 /** The `context` hook's answer: the messages the request carries. */
 export function render(input: RenderInput): ContextMessage[] {
-  return keeperRender({ messages: input.messages, state: input.state.keeper, settings: input.settings, model: input.model });
+  return engine.keeperRender({ messages: input.messages, state: input.state.keeper, settings: input.settings, model: input.model });
 }
 
 /** Whether a flush does anything for this model (pruning on, or the thinking strip strips). */
@@ -65,7 +63,7 @@ export function flushesActive(settings: KeeperSettings, model: Model): boolean {
 }
 
 export function budgetFires(input: { settings: KeeperSettings; contextTokens: number; tokensAtLastFlush: number; contextWindow: number }): boolean {
-  return budgetTriggerFires(input);
+  return engine.budgetTriggerFires(input);
 }
 
 /** The engine's state around the fuzzer's (the cache ledger and gate log are the fuzzer's own). */
@@ -123,8 +121,8 @@ export async function flush(input: FlushInput): Promise<FlushOutput> {
 
 /**
  * Before a render, when the cache is already lost and cache discipline is on: the engine's
- * cold re-plan (the `context` step in `src/engine/step.ts`, as the live `context` hook runs it).
- * Undefined when nothing changes history.
+ * cold re-plan (the `context` step in `src/engine/step.ts`, as the live `context` hook runs it,
+ * committed at `request-built`). Undefined when nothing changes history.
  */
 export function coldReplan(input: {
   state: EngineState;
@@ -146,9 +144,11 @@ export function coldReplan(input: {
     recall: true,
     spill: { thresholdBytes: input.settings.recall.spillThresholdBytes, pathFor: (_call, sha) => input.spillPathFor(sha) },
   });
-  const replan = out.effects.find((e) => e.kind === "write-spills");
-  if (!replan) return undefined;
-  const r = replan.result;
+  // The re-plan the render adopted is handed out once the request is built, as the live host commits it.
+  const built = engine.step(out.state, { type: "request-built" });
+  const replan = built.effects.find((e) => e.kind === "commit-replans");
+  const r = replan?.kind === "commit-replans" ? replan.results[0] : undefined;
+  if (!r) return undefined;
   return { state: { keeper: r.nextState, recall: r.nextRecall ?? input.state.recall }, entries: r.entries, spills: r.spills };
 }
 

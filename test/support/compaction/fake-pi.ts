@@ -9,7 +9,7 @@ import type { ReadyCompaction } from "../../../src/compaction/job-reducer.ts";
 import type { LifecycleEvent } from "../../../src/compaction/lifecycle.ts";
 import { piCompactionPrimitives } from "../../../src/host/compaction-runtime.ts";
 import { prepareCompaction } from "../../../src/compaction/prepare.ts";
-import { registerAsyncCompaction } from "../../../src/compaction/register-async.ts";
+import { registerCompactionCore } from "../../../src/host/compaction-core.ts";
 import type { CompactionPreparation } from "../../../src/compaction/primitives.ts";
 import { ManualTimers } from "../manual-timers.ts";
 
@@ -106,7 +106,7 @@ export class FakeHost {
       sendUserMessage: (text: string) => this.sentUserMessages.push(text),
       getThinkingLevel: () => this.thinkingLevel,
     } as unknown as ExtensionAPI;
-    this.controller = registerAsyncCompaction(pi, opts.adapter, {
+    this.controller = registerCompactionCore(pi, opts.adapter, {
       primitives: piCompactionPrimitives,
       getCompactionSettings: () => this.settings,
       config: { enabled: true, startRatio: 0.5, timeoutMs: opts.timeoutMs ?? 60_000, waitMs: opts.waitMs ?? 5_000, stallMs: opts.stallMs ?? -1 },

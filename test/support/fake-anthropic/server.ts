@@ -28,6 +28,8 @@ export type FakeAnthropicOptions = {
   idNonce?: string;
   /** Passed to the usage model (default 1024). */
   minCacheableTokens?: number;
+  /** Passed to the usage model: how a message block is counted (default "json"). */
+  tokenizer?: "json" | "text";
   /** Set false to answer everything without the 400 checks (default true). */
   validate?: boolean;
   /** Message threads: how the server answers `thread` requests (see threads.ts). */
@@ -90,7 +92,7 @@ function anthropicDialect(options: FakeAnthropicOptions, threads: ThreadStore): 
         step.thinking !== undefined && thinkingEnabled(body) ? { text: step.thinking, signature: signThinking(step.thinking, options.signatureSecret) } : undefined;
       const toolCalls = "toolCalls" in step ? step.toolCalls : undefined;
       const calls = (toolCalls ?? []).map((c, i) => ({ id: c.id ?? `toolu_${id}_${i}`, name: c.name, input: c.input }));
-      const plan = planUsage({ body, cache, nowMs: (options.clock ?? Date.now)(), minCacheableTokens: options.minCacheableTokens });
+      const plan = planUsage({ body, cache, nowMs: (options.clock ?? Date.now)(), minCacheableTokens: options.minCacheableTokens, tokenizer: options.tokenizer });
       for (const [k, v] of plan.store) cache.set(k, v);
       const outChars = (thinking?.text.length ?? 0) + (step.text?.length ?? 0) + calls.reduce((n, c) => n + JSON.stringify(c.input).length, 0);
       const usage: WireUsage = { ...plan.usage, output_tokens: Math.ceil(outChars / 4) + 1, ...step.usage };

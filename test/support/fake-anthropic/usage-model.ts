@@ -34,6 +34,13 @@ export type PlanUsageOptions = {
   nowMs: number;
   /** Prefixes shorter than this are never cached (Anthropic: 1024 for Sonnet/Opus). */
   minCacheableTokens?: number;
+  /**
+   * How message blocks are counted: "json" (default) each block's JSON / 4; "text" Pi's own
+   * estimate of a message — the characters a model reads in it (the text, thinking, a tool
+   * call's name and arguments, a result's text, an image 4800) / 4, rounded up per message
+   * (each tool result is a message of its own) — so Pi's usage and its estimate agree.
+   */
+  tokenizer?: "json" | "text";
   lookbackBlocks?: number;
 };
 
@@ -56,10 +63,21 @@ function ttlOf(mark: { ttl?: string } | undefined): number | undefined {
   return mark.ttl === "1h" ? ONE_HOUR_MS : FIVE_MINUTES_MS;
 }
 
-function flatten(body: WireRequest): FlatBlock[] {
+/** The characters a model reads in a message block (the "text" tokenizer). */
+function readChars(b: WireBlock): number {
+  const x = b as { type?: string; text?: string; thinking?: string; name?: string; input?: unknown; content?: unknown };
+  if (x.type === "text") return (x.text ?? "").length;
+  if (x.type === "thinking") return (x.thinking ?? "").length;
+  if (x.type === "tool_use") return (x.name ?? "").length + JSON.stringify(x.input ?? {}).length;
+  if (x.type === "image") return 4800;
+  if (x.type === "tool_result") return typeof x.content === "string" ? x.content.length : Array.isArray(x.content) ? x.content.reduce((n: number, c: WireBlock) => n + readChars(c), 0) : 0;
+  return 0;
+}
+
+function flatten(body: WireRequest, tokenizer: "json" | "text" = "json"): FlatBlock[] {
   const out: FlatBlock[] = [];
-  const push = (key: string, json: string, mark: { ttl?: string } | undefined) =>
-    out.push({ key, tokens: tokensOfText(json), ttlMs: ttlOf(mark) });
+  const push = (key: string, json: string, mark: { ttl?: string } | undefined, textTokens?: number) =>
+    out.push({ key, tokens: textTokens ?? tokensOfText(json), ttlMs: ttlOf(mark) });
   for (const tool of body.tools ?? []) {
     const json = withoutCacheControl(tool);
     push(`tool:${json}`, json, tool.cache_control);
@@ -72,11 +90,15 @@ function flatten(body: WireRequest): FlatBlock[] {
   let first = true;
   body.messages.forEach((m, i) => {
     const blocks: WireBlock[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+    // "text": a tool result counts alone; the message's other blocks together, on the last of them.
+    const rest = blocks.filter((b) => b.type !== "tool_result");
+    const restTokens = Math.ceil(rest.reduce((n, b) => n + readChars(b), 0) / 4);
     blocks.forEach((b, j) => {
       const json = withoutCacheControl(b);
       const thinking = first ? `thinking=${JSON.stringify(body.thinking ?? null)}|` : "";
       first = false;
-      push(`${thinking}msg${i}:${m.role}:${j}:${json}`, json, b.cache_control);
+      const text = b.type === "tool_result" ? Math.ceil(readChars(b) / 4) : b === rest[rest.length - 1] ? restTokens : 0;
+      push(`${thinking}msg${i}:${m.role}:${j}:${json}`, json, b.cache_control, tokenizer === "text" ? text : undefined);
     });
   });
   return out;
@@ -85,7 +107,7 @@ function flatten(body: WireRequest): FlatBlock[] {
 export function planUsage(opts: PlanUsageOptions): UsagePlan {
   const min = opts.minCacheableTokens ?? 1024;
   const lookback = opts.lookbackBlocks ?? 20;
-  const blocks = flatten(opts.body);
+  const blocks = flatten(opts.body, opts.tokenizer);
   const hashes: string[] = [];
   const cumulative: number[] = [];
   let h = createHash("sha1").update(`model:${opts.body.model ?? ""}`).digest("hex");

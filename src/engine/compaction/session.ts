@@ -1,0 +1,78 @@
+/**
+ * The session around the job: `session_start` drops a job from another session and reads back
+ * a stored ready summary (revalidated before it may become ready: a failing one goes straight
+ * to stale with its reason; a valid one is applied once Pi is idle); `session_shutdown` writes
+ * an unsaved one and cancels the rest; a different model, a different thinking level, or a
+ * tree move that drops the job's anchors make a job stale.
+ */
+import { branchInfo } from "../../compaction/apply-gate.ts";
+import type { InvalidationReason } from "../../compaction/job-reducer.ts";
+import { findStoredReady } from "../../compaction/persistence.ts";
+import { validateBranchAnchors } from "../../compaction/validate.ts";
+import { activeJob, clearSettle, dispatch, emit, endLateRun, invalidate, JOB_TIMER, statusKey, type StepContext } from "./job.ts";
+import { scheduleSettle } from "./idle-apply.ts";
+import { persistReady, validateReady } from "./ready.ts";
+import type { CompactionLive, ReadyJob } from "./types.ts";
+
+export function sessionStart(cx: StepContext, live: CompactionLive): void {
+  const job = activeJob(cx);
+  if (job && job.sessionId !== live.sessionId) invalidate(cx, "session_changed");
+  if (activeJob(cx) || !cx.setup.config.enabled) return;
+  restoreStoredReady(cx, live);
+}
+
+function restoreStoredReady(cx: StepContext, live: CompactionLive): void {
+  const branch = live.branch();
+  const stored = findStoredReady(branch, cx.setup.adapter.id);
+  if (!stored || stored.appliedSince) return;
+  const { snapshot, result } = stored.data;
+  const candidate: ReadyJob = { kind: "ready", job: snapshot, result, persisted: true };
+  // A compaction after the stored entry changed the context the summary was made for.
+  const verdict: { ok: true } | { ok: false; reason: InvalidationReason } = stored.compactedSince
+    ? { ok: false, reason: "sync_fallback" }
+    : validateReady(cx, { live, ready: candidate, branch, settings: live.settings() });
+  if (!verdict.ok) {
+    if (dispatch(cx, { type: "restored", job: snapshot, result, staleReason: verdict.reason })) {
+      emit(cx, { kind: "apply", jobId: snapshot.jobId, path: "restore", outcome: "rejected", reason: verdict.reason });
+    }
+    return;
+  }
+  if (!dispatch(cx, { type: "restored", job: snapshot, result })) return;
+  emit(cx, { kind: "apply", jobId: snapshot.jobId, path: "restore", outcome: "deferred" });
+  scheduleSettle(cx, snapshot.jobId, 0);
+}
+
+/** Session shutdown: a ready summary never written survives the restart; work cancelled, the status line cleared. */
+export function sessionShutdown(cx: StepContext, live: CompactionLive): void {
+  clearSettle(cx);
+  if (live.active) persistReady(cx);
+  invalidate(cx, "cancelled");
+  for (const jobId of Object.keys(cx.state.late)) endLateRun(cx, jobId, { abort: true });
+  const running = cx.state.running;
+  if (running !== undefined) {
+    cx.effects.push({ kind: "timer-clear", key: JOB_TIMER }, { kind: "compaction-abort", jobId: running });
+    cx.state = { ...cx.state, running: undefined };
+  }
+  if (cx.state.status !== undefined) {
+    cx.state = { ...cx.state, status: undefined };
+    cx.effects.push({ kind: "status", key: statusKey(cx.setup), text: undefined });
+  }
+}
+
+/** `model_select`: `modelKey` is `modelKeyOf` the model chosen. */
+export function modelSelected(cx: StepContext, modelKey: string): void {
+  const job = activeJob(cx);
+  if (job && modelKey !== job.modelKey) invalidate(cx, "model_changed");
+}
+
+export function thinkingSelected(cx: StepContext, level: string): void {
+  const job = activeJob(cx);
+  if (job && level !== job.thinkingLevel) invalidate(cx, "thinking_changed");
+}
+
+export function treeMoved(cx: StepContext, live: CompactionLive): void {
+  const job = activeJob(cx);
+  if (!job) return;
+  const verdict = validateBranchAnchors(job, branchInfo(live.branch()));
+  if (!verdict.ok) invalidate(cx, verdict.reason);
+}

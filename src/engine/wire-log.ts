@@ -1,0 +1,115 @@
+/**
+ * The cache diagnostics of the requests that went out, as engine state (`/keeper cache`):
+ * each main request's body digested against the last one, its per-layer fingerprints (a
+ * short log), the attribution of a bust to its cause (a short ring), and the rewrite tally
+ * (requests, busts, where each flush rewrite went on the wire). Plain data with reducers;
+ * the `before-request` step (step.ts) feeds it, with the session model's cache rule the
+ * caller supplies. The live host fingerprints every request; the replay has no such view and
+ * gives no rule, so only the digest runs there (the seam placement reuses it).
+ */
+import { digestBody, type BodyDigest } from "../cache/body-digest.ts";
+import type { CostModel } from "../cache/cost-model.ts";
+import type { WireRequestBody } from "../cache/wire-types.ts";
+import { attributeBust, emptyFingerprintLog, fingerprintLayersWithTail, recordFingerprint, type TailHash } from "../discipline/attribution.ts";
+import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
+import type { CacheTtl } from "../discipline/gate.ts";
+import { emptyRewriteTally, tallyFlushRewrite, tallyRequest, type RewriteTally } from "../discipline/rewrite-tally.ts";
+import { appendToRing } from "../discipline/ring.ts";
+import type { BustAttribution, FingerprintLog } from "../discipline/schema.ts";
+import { messagePrefixesOf } from "../discipline/seam-placement.ts";
+import type { CacheViewInput } from "../ui/cache-view.ts";
+
+export interface WireLog {
+  /** The last main request body's flat blocks and fingerprints: the next one is digested against it. */
+  bodyDigest: BodyDigest | undefined;
+  /** The last main request's tail hash (blocks after the seam), continued by the next one. */
+  tailHash: TailHash | undefined;
+  fingerprints: FingerprintLog;
+  /** The recent bust attributions, oldest first. */
+  attributions: BustAttribution[];
+  /** Requests, busts and where each flush rewrite went on the wire since this process started. */
+  tally: RewriteTally;
+}
+
+export function emptyWireLog(): WireLog {
+  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), attributions: [], tally: emptyRewriteTally() };
+}
+
+/** The session model's cache rule, as far as bust attribution needs it. */
+export interface CacheRuleFacts {
+  ttlMs: number;
+  ttl: CacheTtl;
+  costModel?: CostModel;
+}
+
+const ATTRIBUTION_CAPACITY = 16;
+
+/** What the seam placement may reuse of a request's digest. */
+export interface RequestDigest {
+  digest: BodyDigest;
+  messagePrefixes: readonly string[];
+}
+
+/**
+ * A main request's body, flattened and hashed once against the last one (only what changed is
+ * hashed): the seam's lazy move and the fingerprints share it (cache marks change neither).
+ */
+export function digestRequest(log: WireLog, body: WireRequestBody): { log: WireLog; digested: RequestDigest } {
+  const digest = digestBody(body, log.bodyDigest);
+  // A tail continues only the last request's: set again once this body is fingerprinted.
+  return { log: { ...log, bodyDigest: digest, tailHash: undefined }, digested: { digest, messagePrefixes: messagePrefixesOf(body, digest.fingerprint) } };
+}
+
+export interface SentRequest {
+  /** The body as it goes out (seam placed). */
+  body: WireRequestBody;
+  seam: number;
+  key: CacheKeySnapshot;
+  /** The cache key of the request before (undefined: none). */
+  previousKey: CacheKeySnapshot | undefined;
+  /** A flush rewrote history since the request before. */
+  rewroteSinceLast: boolean;
+  rule: CacheRuleFacts;
+  digested: RequestDigest | undefined;
+}
+
+/** The request's fingerprints and, against the last one, its bust attribution. `extended`: it read the previous prefix back whole. */
+export function wireLogOnSend(log: WireLog, sent: SentRequest): { log: WireLog; extended: boolean } {
+  const { body, key, digested, rule } = sent;
+  const digest = digested?.digest;
+  const { fingerprint, tail } = fingerprintLayersWithTail(body, {
+    at: key.at,
+    model: key.model,
+    thinkingLevel: key.thinkingLevel,
+    seamMessageIndex: sent.seam,
+    ...(digest && digested ? { precomputed: { blocks: digest.blocks, fingerprint: digest.fingerprint, tokens: digest.tokens, messagePrefixes: digested.messagePrefixes } } : {}),
+    ...(digest && log.tailHash ? { previousTail: { tail: log.tailHash, unchanged: digest.unchanged } } : {}),
+  });
+  const previous = log.fingerprints.entries[log.fingerprints.entries.length - 1];
+  let attributions = log.attributions;
+  let attribution: BustAttribution | undefined;
+  if (previous && sent.previousKey) {
+    attribution = attributeBust(previous, fingerprint, {
+      ttlMs: rule.ttlMs,
+      ttl: rule.ttl,
+      ...(rule.costModel ? { pricing: rule.costModel.pricing } : {}),
+      keeperRewroteSinceLast: sent.rewroteSinceLast,
+      toolsChanged: sent.previousKey.toolsDigest !== key.toolsDigest,
+    });
+    attributions = appendToRing(attributions, attribution, ATTRIBUTION_CAPACITY);
+  }
+  return {
+    log: { ...log, tailHash: tail, attributions, tally: tallyRequest(log.tally, attribution), fingerprints: recordFingerprint(log.fingerprints, fingerprint) },
+    extended: attribution?.cause === "none",
+  };
+}
+
+/** A flush (or a cold re-plan) changed rendered history: the tally follows it to the wire. */
+export function wireLogOnRewrite(log: WireLog): WireLog {
+  return { ...log, tally: tallyFlushRewrite(log.tally) };
+}
+
+/** What `/keeper cache` shows (`formatCacheView`); `sessionRewrites` is the persisted `stats.rewritesCaused`. */
+export function cacheViewOf(log: WireLog, sessionRewrites: number): CacheViewInput {
+  return { fingerprints: log.fingerprints.entries, attributions: log.attributions, tally: log.tally, sessionRewrites };
+}

@@ -1,0 +1,19 @@
+/**
+ * `/async-compact-now`: apply a ready summary when idle, otherwise start a job now (the
+ * engine's `compaction-command` step). Registered even when `PI_ASYNC_PREFIX_COMPACTION=0`,
+ * then answering that it is disabled.
+ */
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { say } from "./compaction-host.ts";
+
+export const DEFAULT_COMMAND_NAME = "async-compact-now";
+const DESCRIPTION = "Start async compaction now (or apply a ready summary)";
+
+export function registerCompactNowCommand(pi: Pick<ExtensionAPI, "registerCommand">, commandName: string, run: (ctx: ExtensionContext) => Promise<void>): void {
+  pi.registerCommand(commandName, { description: DESCRIPTION, handler: async (_args, ctx) => run(ctx) });
+}
+
+/** The command when the subsystem is switched off by the environment: it only says so. */
+export function registerDisabledCompactNowCommand(pi: Pick<ExtensionAPI, "registerCommand">, label: string, commandName: string = DEFAULT_COMMAND_NAME): void {
+  registerCompactNowCommand(pi, commandName, async (ctx) => say(ctx, `${label}: disabled`));
+}
