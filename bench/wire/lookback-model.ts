@@ -71,7 +71,7 @@ interface NeedState {
 }
 
 export interface LookbackModel {
-  script: MainScript;
+  script: Extract<MainScript, (...args: never[]) => unknown>;
   report(): LookbackReport;
 }
 
@@ -156,7 +156,7 @@ export function createLookbackModel(scenario: LookbackScenario): LookbackModel {
     return push({ kind: "rerun", toolId }, { name: need.origin.call.name, input: need.origin.call.input });
   }
 
-  const script: MainScript = ({ request }) => {
+  const script: LookbackModel["script"] = ({ request }) => {
     const body = request.body;
     observe(body);
     const at = flat[cursor];
