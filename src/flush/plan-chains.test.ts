@@ -58,4 +58,22 @@ describe("proposeChains", () => {
     const inLoop = session().slice(0, 8);
     expect(chainsFor(inLoop, 0, aliases).map((c) => c.chainKey)).not.toContain("chain:batch:f@6");
   });
+
+  test("a keeper_recall does not pin its loop: the chain collapses at its answer, the recall's line names the ref it recalled", () => {
+    const messages: ContextMessage[] = [
+      ...session(),
+      user("p3", 10),
+      assistant([call("k", "keeper_recall", { ref: "a@2#0", pattern: "needle" })], 11),
+      result("k", "keeper_recall", `[keeper_recall ref=a@2#0] 1 match\n${BIG} src/x.ts`, 12),
+      assistant([text("p3 answered")], 13),
+    ];
+    const chains = chainsFor(messages, 0, { "a2@6#0": "a@2#0" });
+    const p3 = chains.find((c) => c.chainKey === "chain:batch:k@11");
+    expect(p3?.text).toContain("- keeper_recall(ref=a@2#0, pattern=needle) ref=k@11#0");
+    expect(p3?.text).not.toContain("src/x.ts");
+    // Protected by name, the same recall still pins its loop.
+    const config = { ...flushConfig, protectedTools: ["keeper_recall"], chainCompression: { enabled: true, rollingWindow: 0 } };
+    const pinned = proposeChains({ messages, pairing: pairToolCalls(messages), summaries: {}, aliases: { "a2@6#0": "a@2#0" }, existingChainKeys: new Set(), config, protection: protectionMatcher(config) });
+    expect(pinned.map((c) => c.chainKey)).not.toContain("chain:batch:k@11");
+  });
 });

@@ -4,8 +4,9 @@
  * provided every batch in them can be described without its raw output — it has a summary
  * that renders as a stub, or each of its outputs is aliased to an identical summarized one or
  * trivial (the outputs not aliased are short together: the call line is enough, the original
- * stays recallable). A chain holding a protected call, or a batch kept raw or not summarized,
- * stays as it is.
+ * stays recallable). `keeper_recall` calls never hold a chain back: their output is a copy of
+ * an original one recall away, and their line names the ref they recalled. A chain holding a
+ * protected call, or a batch kept raw or not summarized, stays as it is.
  *
  * The collapsed text is one line per call — what was called, whether it failed, its recall
  * ref — and no summaries: the chain's final answer, kept after it, says what the calls found,
@@ -15,7 +16,7 @@
 import { type ContextMessage, isAssistant, isToolResult, timestampOf, toolCallsOf, toolResultText } from "../session/messages.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { findClosedChains } from "../prune/chains.ts";
-import { RECALL_TOOL_NAME } from "../prune/config.ts";
+import { RECALL_TOOL_NAME, isRecallCopy } from "../prune/config.ts";
 import { type CallOccurrence, type Pairing, batchKeyOf } from "../prune/occurrence.ts";
 import type { ProtectionMatcher } from "../prune/protection.ts";
 import { STUB_PREFIX, describeCall } from "../prune/stub-text.ts";
@@ -45,17 +46,20 @@ function callLine(c: CallOccurrence, messages: readonly ContextMessage[], named:
   const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
   const failed = r && isToolResult(r) && r.isError ? " (failed)" : "";
   const call = describeCall(c.toolName, c.arguments);
-  const fresh = r && isToolResult(r) ? findPaths(toolResultText(r)).filter((p) => !named.has(p) && !call.includes(p)).slice(0, MAX_PATHS_PER_CALL) : [];
+  // A recall's paths are its original's, which that call's own line names.
+  const fresh = r && isToolResult(r) && !isRecallCopy(c.toolName) ? findPaths(toolResultText(r)).filter((p) => !named.has(p) && !call.includes(p)).slice(0, MAX_PATHS_PER_CALL) : [];
   for (const p of fresh) named.add(p);
   // The ref ends the line: recall readers find it there.
   return `- ${call}${failed}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`;
 }
 
 /** Whether a batch may collapse into call lines (see the module comment). */
-function batchCollapses(group: CallOccurrence[], input: ChainPlanInput): boolean {
+function batchCollapses(batch: CallOccurrence[], input: ChainPlanInput): boolean {
   const { messages, config } = input;
-  if (group.some((c) => input.protection.isProtected(c.toolName, c.arguments))) return false;
-  const first = group[0];
+  if (batch.some((c) => input.protection.isProtected(c.toolName, c.arguments))) return false;
+  const group = batch.filter((c) => !isRecallCopy(c.toolName));
+  if (group.length === 0) return true;
+  const first = batch[0];
   const record = input.summaries[batchKeyOf(first.toolCallId, first.assistantTimestamp)];
   if (record && record.summary.source !== "raw") {
     const covered = new Set(record.coveredKeys);
