@@ -19,7 +19,7 @@ import { findClosedChains } from "../prune/chains.ts";
 import { RECALL_TOOL_NAME, isRecallCopy } from "../prune/config.ts";
 import { type CallOccurrence, type Pairing, batchKeyOf } from "../prune/occurrence.ts";
 import type { ProtectionMatcher } from "../prune/protection.ts";
-import { STUB_PREFIX, describeCall } from "../prune/stub-text.ts";
+import { PART_HINT, STUB_PREFIX, describeCall } from "../prune/stub-text.ts";
 import { findPaths } from "../summarize/output-facts.ts";
 import type { CompressedChain, SummaryRecord } from "../state/schema.ts";
 
@@ -120,7 +120,7 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
     const firstCall = inside[0];
     const header =
       `${STUB_PREFIX} compressed tool chain: ${replayed.length} tool call(s) made for the prompt above, ` +
-      `outputs pruned (the answer below says what they found). Recall any with ${RECALL_TOOL_NAME} ref=<ref>:`;
+      `outputs pruned (the answer below says what they found). Recall any with ${RECALL_TOOL_NAME} ref=<ref> ${PART_HINT}:`;
     out.push({
       chainKey,
       fromTimestamp: timestampOf(messages[chain.startIndex]) ?? -1,

@@ -7,7 +7,7 @@ import type { WireBlock, WireMessage, WireRequest } from "../../support/fake-ant
 export const STUB_HEAD = "[context-keeper] output pruned";
 export const CHAIN_HEAD = "[context-keeper] compressed tool chain";
 const CHAIN_REF = /^- .* ref=(\S+@-?\d+#\d+)$/gm;
-const STUB_REF = /keeper_recall ref=(\S+?)[.:](?:\s|$)/;
+const STUB_REF = /keeper_recall ref=(\S+?)(?: \([^)]*\))?[.:](?:\s|$)/;
 const PAGE_HEADER = /^\[keeper_recall ref=(\S+) tool=\S+\] chars (\d+)-(\d+) of (\d+) \(bytes \d+-\d+ of \d+\), (?:next offset (\d+)|end of output)$/;
 
 export function blocksOf(m: WireMessage): WireBlock[] {
