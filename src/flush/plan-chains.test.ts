@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { proposeChains } from "./plan-chains.ts";
+import { keptFactLinesOf, proposeChains } from "./plan-chains.ts";
 import { pairToolCalls } from "../prune/occurrence.ts";
 import { protectionMatcher } from "../prune/protection.ts";
 import type { ContextMessage } from "../session/messages.ts";
+import type { SummaryRecord } from "../state/schema.ts";
 import { flushConfig } from "../../test/support/flush/session.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 
@@ -75,5 +76,28 @@ describe("proposeChains", () => {
     const config = { ...flushConfig, protectedTools: ["keeper_recall"], chainCompression: { enabled: true, rollingWindow: 0 } };
     const pinned = proposeChains({ messages, pairing: pairToolCalls(messages), summaries: {}, aliases: { "a2@6#0": "a@2#0" }, existingChainKeys: new Set(), config, protection: protectionMatcher(config) });
     expect(pinned.map((c) => c.chainKey)).not.toContain("chain:batch:k@11");
+  });
+
+  test("a failed call's failing tests and error lines stay under its call line, once across chains", () => {
+    const failing = "FAIL test/a.test.ts > a > rounds the quota\nAssertionError: expected 3 to be 2\n" + "ok line\n".repeat(400) + "Command exited with code 1";
+    const messages: ContextMessage[] = [
+      user("p1", 1),
+      assistant([call("t", "bash", { command: "npm test" })], 2),
+      result("t", "bash", failing, 3, true),
+      assistant([text("one test fails")], 4),
+    ];
+    const record: SummaryRecord = { version: 1, batchKey: "batch:t@2", summary: { batchKey: "batch:t@2", text: "npm test failed", source: "extractive", inputTokens: 0, outputTokens: 0, cost: 0 }, coveredKeys: ["t@2#0"], outputHashes: {}, flushSeq: 1 };
+    const summaries = { "batch:t@2": record };
+    const config = { ...flushConfig, chainCompression: { enabled: true, rollingWindow: 0 } };
+    const input = { messages, pairing: pairToolCalls(messages), summaries, aliases: {}, existingChainKeys: new Set<string>(), config, protection: protectionMatcher(config) };
+    const [chain] = proposeChains(input);
+    expect(chain!.text).toContain("- bash(command=npm test) (failed) → paths: test/a.test.ts ref=t@2#0\n    FAIL test/a.test.ts > a > rounds the quota\n    AssertionError: expected 3 to be 2");
+    expect(chain!.text).not.toContain("ok line");
+    expect([...keptFactLinesOf([chain!])]).toEqual(["FAIL test/a.test.ts > a > rounds the quota", "AssertionError: expected 3 to be 2"]);
+    // A later chain does not repeat what an earlier one keeps; keptFactChars 0 keeps call lines only.
+    const [again] = proposeChains({ ...input, keptLines: keptFactLinesOf([chain!]) });
+    expect(again!.text).not.toContain("    FAIL");
+    const [bare] = proposeChains({ ...input, config: { ...config, chainCompression: { ...config.chainCompression, keptFactChars: 0 } } });
+    expect(bare!.text.split("\n")).toHaveLength(2);
   });
 });

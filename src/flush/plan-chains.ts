@@ -16,10 +16,11 @@
 import { type ContextMessage, isAssistant, isToolResult, timestampOf, toolCallsOf, toolResultText } from "../session/messages.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { findClosedChains } from "../prune/chains.ts";
-import { RECALL_TOOL_NAME, isRecallCopy } from "../prune/config.ts";
+import { DEFAULT_KEPT_FACT_CHARS, RECALL_TOOL_NAME, isRecallCopy } from "../prune/config.ts";
 import { type CallOccurrence, type Pairing, batchKeyOf } from "../prune/occurrence.ts";
 import type { ProtectionMatcher } from "../prune/protection.ts";
 import { PART_HINT, STUB_PREFIX, describeCall } from "../prune/stub-text.ts";
+import { keptFacts } from "../summarize/kept-facts.ts";
 import { findPaths } from "../summarize/output-facts.ts";
 import type { CompressedChain, SummaryRecord } from "../state/schema.ts";
 
@@ -31,26 +32,34 @@ export interface ChainPlanInput {
   /** Aliases after this flush's new ones are added. */
   aliases: Readonly<Record<string, string>>;
   existingChainKeys: ReadonlySet<string>;
+  /** Fact lines the chains already collapsed keep (`keptFactLinesOf`): a later chain does not repeat them. */
+  keptLines?: ReadonlySet<string>;
   config: PruneConfig;
   protection: ProtectionMatcher;
 }
+
+/** Kept fact lines sit under their call line, indented by this. */
+const FACT_INDENT = "    ";
 
 /** Output paths listed per call line at most (the extractive summary's cap). */
 const MAX_PATHS_PER_CALL = 40;
 
 /**
  * `- read(path=src/a.ts) (failed) ref=<key>`, with ` → paths: …` for the file paths its output
- * named that the chain text has not named yet (`named` collects them across the chain).
+ * named that the chain text has not named yet (`named` collects them across the chain), then
+ * a failed call's kept facts (its failing tests and error lines), one per indented line.
  */
-function callLine(c: CallOccurrence, messages: readonly ContextMessage[], named: Set<string>): string {
+function callLine(c: CallOccurrence, messages: readonly ContextMessage[], named: Set<string>, kept: Set<string>, factChars: number): string {
   const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
   const failed = r && isToolResult(r) && r.isError ? " (failed)" : "";
   const call = describeCall(c.toolName, c.arguments);
   // A recall's paths are its original's, which that call's own line names.
   const fresh = r && isToolResult(r) && !isRecallCopy(c.toolName) ? findPaths(toolResultText(r)).filter((p) => !named.has(p) && !call.includes(p)).slice(0, MAX_PATHS_PER_CALL) : [];
   for (const p of fresh) named.add(p);
-  // The ref ends the line: recall readers find it there.
-  return `- ${call}${failed}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`;
+  const facts = r && isToolResult(r) && !isRecallCopy(c.toolName) ? keptFacts({ toolName: c.toolName, resultText: toolResultText(r), isError: r.isError }, { maxChars: factChars, skip: kept }) : [];
+  for (const f of facts) kept.add(f);
+  // The ref ends the call's line: recall readers find it there.
+  return [`- ${call}${failed}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`, ...facts.map((f) => `${FACT_INDENT}${f}`)].join("\n");
 }
 
 /** Whether a batch may collapse into call lines (see the module comment). */
@@ -92,6 +101,7 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
   if (!config.chainCompression.enabled) return [];
   const window = Math.max(1, config.chainCompression.rollingWindow);
   const out: CompressedChain[] = [];
+  const kept = new Set(input.keptLines ?? []);
   for (const chain of chainsOf(messages, pairing, config.chainCompression.rollingWindow)) {
     if (chain.promptsAfter < window) continue;
     const inside = pairing.calls.filter((c) => c.assistantIndex >= chain.startIndex && c.assistantIndex <= chain.endIndex);
@@ -111,7 +121,7 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
         ok = false;
         break;
       }
-      parts.push(...group.map((c) => callLine(c, messages, named)));
+      parts.push(...group.map((c) => callLine(c, messages, named, kept, config.chainCompression.keptFactChars ?? DEFAULT_KEPT_FACT_CHARS)));
       const batchKey = batchKeyOf(group[0].toolCallId, group[0].assistantTimestamp);
       if (input.summaries[batchKey]) summaryRefs.push(batchKey);
     }
@@ -132,5 +142,12 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
       text: [header, ...parts].join("\n"),
     });
   }
+  return out;
+}
+
+/** The fact lines of collapsed chains' texts (the indented lines under their call lines). */
+export function keptFactLinesOf(chains: readonly CompressedChain[]): Set<string> {
+  const out = new Set<string>();
+  for (const c of chains) for (const line of c.text.split("\n")) if (line.startsWith(FACT_INDENT)) out.add(line.slice(FACT_INDENT.length));
   return out;
 }

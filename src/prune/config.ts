@@ -21,6 +21,12 @@ export interface ChainCompressionConfig {
    * the flush of its own final answer (the next prompt sees it collapsed).
    */
   rollingWindow: number;
+  /**
+   * Characters of a failed call's failing tests and error lines a collapsed chain keeps under
+   * its call line (`src/summarize/kept-facts.ts`); 0 keeps call lines only. Absent:
+   * `DEFAULT_KEPT_FACT_CHARS`.
+   */
+  keptFactChars?: number;
 }
 
 export interface BudgetTriggerConfig {
@@ -65,12 +71,14 @@ export function isRecallCopy(toolName: string): boolean {
   return toolName === RECALL_TOOL_NAME;
 }
 
+export const DEFAULT_KEPT_FACT_CHARS = 300;
+
 export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   enabled: true,
   minBatchChars: 1200,
   protectedTools: [],
   protectedPaths: [],
   errorPurge: { enabled: true, cooldownTurns: 4 },
-  chainCompression: { enabled: true, rollingWindow: 0 },
+  chainCompression: { enabled: true, rollingWindow: 0, keptFactChars: DEFAULT_KEPT_FACT_CHARS },
   budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 150_000 },
 };

@@ -70,8 +70,8 @@ export function testReport(prng: Prng, style: RunnerStyle, suites: readonly Test
       else {
         lines.push(`${f ? "not ok" : "ok"} ${n} - ${s.module} ${t.title}`);
         if (f) {
-          const head = `not ok ${n} - ${s.module} ${t.title}`;
-          facts.push({ kind: "test-failure", text: head, cue: t.title });
+          // The failing test's name as the runner prints it (what the model needs, whatever line shows it).
+          facts.push({ kind: "test-failure", text: `${s.module} ${t.title}`, cue: t.title });
           const msg = `message: 'Expected values to be strictly equal: ${f.received} !== ${f.expected}'`;
           lines.push("  ---", `  ${msg}`, `  at: ${f.sourcePath}:${f.sourceLine}:${prng.int(3, 30)}`, `  location: ${s.path}:${f.testLine}:5`, "  ...");
           facts.push({ kind: "error", text: msg, cue: "strictly equal" });
@@ -86,11 +86,11 @@ export function testReport(prng: Prng, style: RunnerStyle, suites: readonly Test
       const head = `FAIL  ${f.suite.path} > ${f.suite.module} > ${f.title}`;
       const msg = `AssertionError: expected ${f.received} to be ${f.expected} // Object.is equality`;
       lines.push(` ${head}`, msg, "", ` ❯ ${f.suite.path}:${f.testLine}:20`, ` ❯ ${f.sourcePath}:${f.sourceLine}:${prng.int(3, 30)}`, "");
-      facts.push({ kind: "test-failure", text: head, cue: f.title }, { kind: "error", text: msg, cue: "AssertionError" });
+      facts.push({ kind: "test-failure", text: `${f.suite.module} > ${f.title}`, cue: f.title }, { kind: "error", text: msg, cue: "AssertionError" });
     } else if (style === "jest") {
       const head = `● ${f.suite.module} › ${f.title}`;
       lines.push(`  ${head}`, "", "    expect(received).toBe(expected) // Object.is equality", "", `    Expected: ${f.expected}`, `    Received: ${f.received}`, "", `      at Object.<anonymous> (${f.suite.path}:${f.testLine}:20)`, `      at ${f.sourcePath}:${f.sourceLine}:${prng.int(3, 30)}`, "");
-      facts.push({ kind: "test-failure", text: head, cue: f.title });
+      facts.push({ kind: "test-failure", text: `${f.suite.module} › ${f.title}`, cue: f.title });
     }
   }
   const nFailed = total - passed;

@@ -93,11 +93,12 @@ export function generateProject(o: ProjectOptions): LookbackProject {
   files["package.json"] = JSON.stringify({ name: "ledger-service", private: true, scripts: { test: "sh scripts/test.sh", typecheck: "sh scripts/typecheck.sh", lint: "sh scripts/lint.sh" } }, null, 2) + "\n";
   files["README.md"] = `# ledger-service\n\nModules: ${moduleNames.join(", ")}. Run \`sh scripts/test.sh [suite]\`, \`sh scripts/typecheck.sh\`, \`sh scripts/lint.sh\`.\n`;
 
-  // A fact counts only when its text occurs once: once among the files the agent reads, once in
-  // its report (a test run of all suites repeats a suite's failure lines: the same fact).
+  // A fact counts only when its text is not elsewhere: once among the files the agent reads; a
+  // report's fact in no file the agent reads (a report may name a failing test twice, and a run
+  // of all suites repeats a suite's failures: the same fact).
   const readText = Object.entries(files).filter(([p]) => !p.startsWith(".reports/")).map(([, t]) => t).join("\n");
   const keep = <F extends Fact>(fs: F[], ok: (f: F) => boolean) => fs.filter((f) => f.text.includes(f.cue) && ok(f));
   for (const f of readable) f.facts = keep(f.facts, (x) => x.line > 0 && occurrences(readText, x.text) === 1);
-  for (const s of scripts) s.report = { ...s.report, facts: keep(s.report.facts, (x) => occurrences(s.report.text, x.text) === 1 && !readText.includes(x.text)) };
+  for (const s of scripts) s.report = { ...s.report, facts: keep(s.report.facts, (x) => !readText.includes(x.text)) };
   return { files, sources, tests, readable, scripts, runner };
 }
