@@ -86,6 +86,7 @@ export function createLookbackModel(scenario: LookbackScenario): LookbackModel {
   const report: LookbackReport = { outcomes: [], recoverySeqs: [], recallResultChars: 0, rerunResultChars: 0, rerecalls: 0, recallMisses: 0, factNotInOrigin: [], misaligned: 0, exhausted: 0 };
   let cursor = 0;
   let recoveryNo = 0;
+  const promptsSeen = new Set<number>();
 
   const idsOf = (need: Need) => [need.origin.call.id, ...(sources.get(need.origin.call.id) ?? [])];
 
@@ -164,7 +165,10 @@ export function createLookbackModel(scenario: LookbackScenario): LookbackModel {
       report.exhausted++;
       return { text: "(lookback script exhausted)" };
     }
-    if (at.first && !lastUserText(body).includes(`Task ${at.prompt + 1}:`)) report.misaligned++;
+    if (at.first && !promptsSeen.has(at.prompt)) {
+      promptsSeen.add(at.prompt);
+      if (!lastUserText(body).includes(`Task ${at.prompt + 1}:`)) report.misaligned++;
+    }
     const text = requestText(body);
     const calls: ScriptedToolCall[] = [];
     for (const need of at.step.needs) {

@@ -100,4 +100,16 @@ describe("proposeChains", () => {
     const [bare] = proposeChains({ ...input, config: { ...config, chainCompression: { ...config.chainCompression, keptFactChars: 0 } } });
     expect(bare!.text.split("\n")).toHaveLength(2);
   });
+
+  test("a batch kept raw (its summary was not shorter: an output of error lines only) does not hold its chain back", () => {
+    const errorsOnly = Array.from({ length: 30 }, (_, i) => `${i}: ERROR worker failed: timeout`).join("\n");
+    const messages: ContextMessage[] = [user("p1", 1), assistant([call("g", "bash", { command: "grep -n ERROR logs/w.log" })], 2), result("g", "bash", errorsOnly, 3), assistant([text("errors seen")], 4)];
+    const raw: SummaryRecord = { version: 1, batchKey: "batch:g@2", summary: { batchKey: "batch:g@2", text: "", source: "raw", inputTokens: 0, outputTokens: 0, cost: 0 }, coveredKeys: ["g@2#0"], outputHashes: {}, flushSeq: 1 };
+    const config = { ...flushConfig, chainCompression: { enabled: true, rollingWindow: 0 } };
+    const chains = proposeChains({ messages, pairing: pairToolCalls(messages), summaries: { "batch:g@2": raw }, aliases: {}, existingChainKeys: new Set(), config, protection: protectionMatcher(config) });
+    expect(chains.map((c) => c.chainKey)).toEqual(["chain:batch:g@2"]);
+    // Not summarized at all (a model summary still pending), it still holds it back.
+    expect(proposeChains({ messages, pairing: pairToolCalls(messages), summaries: {}, aliases: {}, existingChainKeys: new Set(), config, protection: protectionMatcher(config) })).toEqual([]);
+  });
 });
+

@@ -1,17 +1,20 @@
 /**
  * Chain-compression decisions, made at a flush: closed chains with at least `rollingWindow`
  * user prompts after their final answer collapse (0: at the flush of their own final answer),
- * provided every batch in them can be described without its raw output — it has a summary
- * that renders as a stub, or each of its outputs is aliased to an identical summarized one or
- * trivial (the outputs not aliased are short together: the call line is enough, the original
- * stays recallable). `keeper_recall` calls never hold a chain back: their output is a copy of
- * an original one recall away, and their line names the ref they recalled. A chain holding a
- * protected call, or a batch kept raw or not summarized, stays as it is.
+ * provided every batch in them can be described without its raw output — it was summarized
+ * (its summary rendered as a stub, or kept raw when not shorter: an output of error lines
+ * only), or each of its outputs is aliased to an identical summarized one or trivial (the
+ * outputs not aliased are short together: the call line is enough, the original stays
+ * recallable). `keeper_recall` calls never hold a chain back: their output is a copy of an
+ * original one recall away, and their line names the ref they recalled. A chain holding a
+ * protected call, or a batch not summarized, stays as it is.
  *
  * The collapsed text is one line per call — what was called, whether it failed, its recall
  * ref — and no summaries: the chain's final answer, kept after it, says what the calls found,
- * and any output is one `keeper_recall` away. So a chain costs a short line per call however
- * long its outputs or their summaries were.
+ * and any output is one `keeper_recall` away. Under a failed call's line go the lines an agent
+ * comes back for — its failing tests and error lines (`kept-facts.ts`), within
+ * `keptFactChars`, each kept once across chains. So a chain costs a short line per call
+ * however long its outputs or their summaries were.
  */
 import { type ContextMessage, isAssistant, isToolResult, timestampOf, toolCallsOf, toolResultText } from "../session/messages.ts";
 import type { PruneConfig } from "../prune/config.ts";
@@ -70,7 +73,9 @@ function batchCollapses(batch: CallOccurrence[], input: ChainPlanInput): boolean
   if (group.length === 0) return true;
   const first = batch[0];
   const record = input.summaries[batchKeyOf(first.toolCallId, first.assistantTimestamp)];
-  if (record && record.summary.source !== "raw") {
+  // Kept raw (its summary was not shorter) or stubbed, a summarized batch collapses alike: a
+  // chain's call lines never carry summaries.
+  if (record) {
     const covered = new Set(record.coveredKeys);
     return group.every((c) => covered.has(c.key) || input.aliases[c.key] !== undefined);
   }

@@ -159,8 +159,7 @@ describe("planFlush", () => {
     const json = JSON.stringify(out);
     expect(json).toContain("ref=a@10#0 (pattern or startLine/endLine for part): a.ts: 160 identical lines");
     expect(json).toContain("compressed tool chain");
-    // The collapsed chain keeps the failed edit's one-line error under its call line (kept facts).
-    expect(json).toContain("- edit(path=b.ts, oldText=zzz) (failed) ref=e@21#0\\n    oldText not found");
+    expect(json).not.toContain("oldText not found");
     expect(json).not.toContain("line of a.ts"); // both a.ts reads are stubs
     expect(json).toContain("c".repeat(1500)); // c.ts was kept raw
     expect(json).toContain("KEY=1"); // the protected .env read stays verbatim

@@ -21,10 +21,10 @@ export const recallParameters = Type.Object({
   toolCallId: Type.Optional(Type.String({ description: "Provider tool-call id, when no ref is at hand." })),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: "Character offset to start from (default 0). Use the next offset a previous page gave." })),
   limit: Type.Optional(Type.Integer({ minimum: 1, description: `Characters per page (default ${DEFAULT_PAGE_CHARS}).` })),
-  startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Only lines from this one (1-based); with endLine, a line range." })),
-  endLine: Type.Optional(Type.Integer({ minimum: 1, description: "Only lines up to this one (inclusive)." })),
-  pattern: Type.Optional(Type.String({ description: "Only the lines matching this regular expression (JavaScript syntax), each with `context` lines around it." })),
-  context: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CONTEXT_LINES, description: `Lines of context around each pattern match (default ${DEFAULT_CONTEXT_LINES}).` })),
+  startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: first line (1-based)." })),
+  endLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: last line." })),
+  pattern: Type.Optional(Type.String({ description: "Part: lines matching this regex, with context." })),
+  context: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CONTEXT_LINES, description: `Lines around each match (default ${DEFAULT_CONTEXT_LINES}).` })),
 });
 
 export type RecallParams = Static<typeof recallParameters>;
@@ -208,9 +208,9 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
     label: "Recall pruned output",
     description:
       "Return the original, verbatim output of an earlier tool call whose result was pruned from context (shown as a short stub with a ref). " +
-      "Pass the stub's ref. For only the part you need, add startLine/endLine, or a pattern (matching lines with a few lines of context). " +
+      "Pass the stub's ref; for only the part you need, add startLine/endLine or pattern. " +
       "Long outputs come in pages: call again with the next offset the page header gives.",
-    promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result by its ref (all of it, a line range, or the lines matching a pattern)`,
+    promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result (or part of it) by its ref`,
     parameters: recallParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       const result = await executeRecall({

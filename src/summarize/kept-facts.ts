@@ -4,8 +4,8 @@
  *
  * 1. failing tests, as test runners print them (`FAIL …`, `✕ …`, `× …`, `● suite › test`,
  *    `not ok N - …`, `--- FAIL: …`, `FAILED …`, `test … FAILED`, `1) …`), one line per test;
- * 2. error lines — compiler and linter diagnostics, exceptions (`SomeError: …`), lines at ERROR
- *    or FATAL, and the lines the extractive summary counts as errors (`output-facts.ts`).
+ * 2. diagnostics — compiler and linter errors (`error TS2345:`, `12:7  error …`, `error[E0308]:`),
+ *    exceptions (`SomeError: …`), lines at ERROR or FATAL.
  *
  * A call that succeeded keeps nothing: its output is file content or a result the answer after
  * the chain speaks for (a test run with failures, a compiler or linter reporting errors, exits
@@ -17,12 +17,13 @@
  * does not fit is skipped; a shorter later one may still fit).
  *
  * What is kept was chosen by measurement on the looking-back wire benchmark (doc/lookback-bench.md):
- * failing tests paid on every tuning seed and density, error lines of failed calls about paid for
- * themselves; error lines of outputs that succeeded (log files read), short outputs kept whole,
- * and the values of config files read cost more, in the requests that carried them, than the
- * recalls they saved.
+ * failing tests paid on every tuning seed and density, diagnostics of failed calls about paid for
+ * themselves; any line with an error word (`No such file or directory` of a missing path the call
+ * line names already), error lines of outputs that succeeded (log files read), short outputs kept
+ * whole, and the values of config files read cost more, in the requests that carried them, than
+ * the recalls they saved.
  */
-import { isErrorLine, parseExitStatus } from "./output-facts.ts";
+import { parseExitStatus } from "./output-facts.ts";
 import { splitLines, truncateWithEllipsis } from "./text-measure.ts";
 
 export interface KeptFactsOptions {
@@ -74,12 +75,22 @@ export function keptFacts(call: FactSource, options: KeptFactsOptions): string[]
     out.push(line);
     used += line.length;
   };
+  const skipCores = new Set([...(options.skip ?? [])].filter((l) => TEST_FAILURE.test(l)).map(testCore));
   for (const l of lines) {
     if (!TEST_FAILURE.test(l)) continue;
-    const core = testCore(l);
-    if (core !== "" && out.some((kept) => kept.includes(core) || testCore(kept).includes(core))) continue;
+    const line = truncateWithEllipsis(l, maxLine);
+    const core = testCore(line);
+    if (skipCores.has(core)) continue;
+    // Two lines naming one test keep the more specific (`● suite › test` over `✕ test (3 ms)`).
+    const same = out.findIndex((kept) => TEST_FAILURE.test(kept) && (testCore(kept).includes(core) || core.includes(testCore(kept))));
+    if (same >= 0) {
+      if (core.length <= testCore(out[same]!).length || used - out[same]!.length + line.length > options.maxChars) continue;
+      used += line.length - out[same]!.length;
+      out[same] = line;
+      continue;
+    }
     add(l);
   }
-  for (const l of lines) if (!TEST_FAILURE.test(l) && (DIAGNOSTIC.test(l) || isErrorLine(l))) add(l);
+  for (const l of lines) if (!TEST_FAILURE.test(l) && DIAGNOSTIC.test(l)) add(l);
   return out;
 }
