@@ -5,6 +5,7 @@ import type { CapturedCall } from "../summarize/batch.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { result } from "../../test/support/message-factory.ts";
 import { emptyRecallIndex, recordOriginals, type RecallIndex } from "./recall-index.ts";
+import { partOf } from "./partial.ts";
 import { executeRecall, recallParameters, type RecallParams } from "./tool.ts";
 
 const ORIGINAL = [
@@ -50,8 +51,8 @@ describe("keeper_recall: part of an output", () => {
     expect(r.text.split("\n")[0]).toBe("[keeper_recall ref=tc@10#0 tool=bash] 2 line(s) match /error TS\\d+/ of 43 lines, 2 line(s) of context");
     expect(r.text).toContain("@@ lines 1-3 @@\nsrc/cache.ts(12,7): error TS2345");
     expectExactSlices(r, ORIGINAL);
-    const tight = await recall({ pattern: "TS2532", context: 0 });
-    expect(tight.text.split("\n").slice(1)).toEqual(["@@ lines 42-42 @@", "src/cache.ts(58,3): error TS2532: Object is possibly 'undefined'."]);
+    const tight = partOf(ORIGINAL, { pattern: "TS2532", context: 0 }, 20_000, () => 0);
+    expect("error" in tight ? tight.error : tight.body.split("\n")).toEqual(["@@ lines 42-42 @@", "src/cache.ts(58,3): error TS2532: Object is possibly 'undefined'."]);
     const within = await recall({ pattern: "error TS", startLine: 10 });
     expect(within.details.matches).toBe(1);
     expect(within.text.split("\n")[0]).toContain("within lines 10-43");
@@ -70,7 +71,7 @@ describe("keeper_recall: part of an output", () => {
     expect(s.end - s.start).toBeLessThanOrEqual(300);
     expect(r.text.split("\n")[0]).toContain(`page full: next startLine ${s.endLine + 1}`);
     expectExactSlices(r, ORIGINAL);
-    const many = await recall({ pattern: "entry", context: 0, limit: 200 });
+    const many = await recall({ pattern: "entry", limit: 200 });
     expect(many.text.split("\n")[0]).toMatch(/page full: more from line \d+ \(recall with startLine=\d+ and the same pattern\)/);
     expectExactSlices(many, ORIGINAL);
   });
@@ -80,7 +81,6 @@ describe("keeper_recall: part of an output", () => {
       [{ startLine: 99 }, "startLine 99 is past the last line: the output has 43 line(s)."],
       [{ startLine: 5, endLine: 2 }, "endLine (2) must be a line number not before startLine (5)."],
       [{ pattern: "(" }, "pattern is not a valid regular expression"],
-      [{ pattern: "x", context: 51 }, "context must be a whole number of lines from 0 to 50 (got 51)."],
       [{ pattern: "x", offset: 10 }, "offset pages the whole output: give either offset, or startLine/endLine/pattern for a part."],
     ];
     for (const [params, message] of cases) {
@@ -89,7 +89,8 @@ describe("keeper_recall: part of an output", () => {
       expect(r.details.status).toBe("invalid");
       expect(r.text).toContain(message);
     }
-    expect(Compile(recallParameters).Check({ ref: "x", pattern: "a", context: 3, startLine: 1, endLine: 2 })).toBe(true);
+    expect(partOf(ORIGINAL, { pattern: "x", context: 51 }, 100, () => 0)).toEqual({ error: "context must be a whole number of lines from 0 to 50 (got 51)." });
+    expect(Compile(recallParameters).Check({ ref: "x", pattern: "a", startLine: 1, endLine: 2 })).toBe(true);
     expect(Compile(recallParameters).Check({ ref: "x", startLine: 0 })).toBe(false);
   });
 
@@ -106,7 +107,7 @@ describe("keeper_recall: part of an output", () => {
         fc.integer({ min: 1, max: 120 }),
         async (lines, finalNewline, startLine, span, pattern, context, limit) => {
           const text = lines.join("\n") + (finalNewline ? "\n" : "");
-          for (const params of [{ startLine, endLine: startLine + span, limit }, { pattern, context, limit }, { pattern, startLine, limit }]) {
+          for (const params of [{ startLine, endLine: startLine + span, limit }, { pattern, limit }, { pattern, startLine, limit }]) {
             const r = await recall(params, text);
             if (r.isError) {
               expect(r.text).toMatch(/past the last line|output is empty/);
@@ -115,6 +116,9 @@ describe("keeper_recall: part of an output", () => {
             expectExactSlices(r, text);
             for (const s of r.details.slices ?? []) expect(text.slice(s.start, s.end).split("\n").length).toBe(s.endLine - s.startLine + 1);
           }
+          // Any context: each part's body holds the original's characters at the place it says.
+          const part = partOf(text, { pattern, context }, limit, () => 0);
+          if (!("error" in part)) for (const s of part.slices) expect(part.body.slice(s.bodyStart, s.bodyStart + s.end - s.start)).toBe(text.slice(s.start, s.end));
         },
       ),
       { numRuns: 300 },

@@ -10,7 +10,7 @@ import type { Static } from "typebox";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_PAGE_CHARS, pageOf } from "./paging.ts";
-import { DEFAULT_CONTEXT_LINES, MAX_CONTEXT_LINES, type PartSlice, partOf, wantsPart } from "./partial.ts";
+import { DEFAULT_CONTEXT_LINES, type PartSlice, partOf, wantsPart } from "./partial.ts";
 import { findResultByRef, type ReadSpill, resolveOriginal } from "./original-source.ts";
 import type { RecallEntry, RecallIndex } from "./recall-index.ts";
 import { lookupRecall } from "./recall-lookup.ts";
@@ -21,10 +21,9 @@ export const recallParameters = Type.Object({
   toolCallId: Type.Optional(Type.String({ description: "Provider tool-call id, when no ref is at hand." })),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: "Character offset to start from (default 0). Use the next offset a previous page gave." })),
   limit: Type.Optional(Type.Integer({ minimum: 1, description: `Characters per page (default ${DEFAULT_PAGE_CHARS}).` })),
-  startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: first line (1-based)." })),
+  startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: first line." })),
   endLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: last line." })),
-  pattern: Type.Optional(Type.String({ description: "Part: lines matching this regex, with context." })),
-  context: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CONTEXT_LINES, description: `Lines around each match (default ${DEFAULT_CONTEXT_LINES}).` })),
+  pattern: Type.Optional(Type.String({ description: `Part: lines matching this regex, ±${DEFAULT_CONTEXT_LINES} lines.` })),
 });
 
 export type RecallParams = Static<typeof recallParameters>;
@@ -208,7 +207,7 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
     label: "Recall pruned output",
     description:
       "Return the original, verbatim output of an earlier tool call whose result was pruned from context (shown as a short stub with a ref). " +
-      "Pass the stub's ref; for only the part you need, add startLine/endLine or pattern. " +
+      "Pass the stub's ref (add startLine/endLine or pattern for a part). " +
       "Long outputs come in pages: call again with the next offset the page header gives.",
     promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result (or part of it) by its ref`,
     parameters: recallParameters,
