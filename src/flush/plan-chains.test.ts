@@ -102,7 +102,7 @@ describe("proposeChains", () => {
   });
 
   test("a batch kept raw (its summary was not shorter: an output of error lines only) does not hold its chain back", () => {
-    const errorsOnly = Array.from({ length: 30 }, (_, i) => `${i}: ERROR worker failed: timeout`).join("\n");
+    const errorsOnly = Array.from({ length: 60 }, (_, i) => `${i}: ERROR worker failed: timeout`).join("\n");
     const messages: ContextMessage[] = [user("p1", 1), assistant([call("g", "bash", { command: "grep -n ERROR logs/w.log" })], 2), result("g", "bash", errorsOnly, 3), assistant([text("errors seen")], 4)];
     const raw: SummaryRecord = { version: 1, batchKey: "batch:g@2", summary: { batchKey: "batch:g@2", text: "", source: "raw", inputTokens: 0, outputTokens: 0, cost: 0 }, coveredKeys: ["g@2#0"], outputHashes: {}, flushSeq: 1 };
     const config = { ...flushConfig, chainCompression: { enabled: true, rollingWindow: 0 } };

@@ -134,8 +134,8 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
 
     const firstCall = inside[0];
     const header =
-      `${STUB_PREFIX} compressed tool chain: ${replayed.length} tool call(s) made for the prompt above, ` +
-      `outputs pruned (the answer below says what they found). Recall any with ${RECALL_TOOL_NAME} ref=<ref> ${PART_HINT}:`;
+      `${STUB_PREFIX} compressed tool chain: ${replayed.length} tool call(s) for the prompt above, outputs pruned ` +
+      `(the answer below says what they found); recall any with ${RECALL_TOOL_NAME} ref=<ref> ${PART_HINT}:`;
     out.push({
       chainKey,
       fromTimestamp: timestampOf(messages[chain.startIndex]) ?? -1,

@@ -19,7 +19,7 @@ import { pairToolCalls } from "../prune/occurrence.ts";
 export const recallParameters = Type.Object({
   ref: Type.Optional(Type.String({ description: "The ref shown in a pruned-output stub (e.g. toolu_01…@1763681634000#0)." })),
   toolCallId: Type.Optional(Type.String({ description: "Provider tool-call id, when no ref is at hand." })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Character offset to start from (default 0). Use the next offset a previous page gave." })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Character offset: the next offset a page gave." })),
   limit: Type.Optional(Type.Integer({ minimum: 1, description: `Characters per page (default ${DEFAULT_PAGE_CHARS}).` })),
   startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: first line." })),
   endLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: last line." })),
@@ -206,9 +206,8 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
     name: RECALL_TOOL_NAME,
     label: "Recall pruned output",
     description:
-      "Return the original, verbatim output of an earlier tool call whose result was pruned from context (shown as a short stub with a ref). " +
-      "Pass the stub's ref (add startLine/endLine or pattern for a part). " +
-      "Long outputs come in pages: call again with the next offset the page header gives.",
+      "Get back the verbatim output of a pruned tool result (a stub with a ref) by its ref; startLine/endLine or pattern give a part. " +
+      "Long outputs come in pages: pass the next offset the page header gives.",
     promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result (or part of it) by its ref`,
     parameters: recallParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
