@@ -3,6 +3,13 @@
  * for the recall e2e tests.
  */
 import type { WireBlock, WireMessage, WireRequest } from "../../support/fake-anthropic/index.ts";
+import type { RpcRecord, RpcStep } from "../../support/pi-runner.ts";
+
+/** Until the n-th flush has set its status line (`keeper: context Xk → Yk`, set at the end of every flush that changed the context). */
+export const flushed = (n: number): RpcStep => ({
+  waitFor: (_r: RpcRecord, all: readonly RpcRecord[]) => all.filter((x) => x.method === "setStatus" && String(x.statusText ?? "").startsWith("keeper: context ")).length >= n,
+  timeoutMs: 10_000,
+});
 
 export const STUB_HEAD = "[context-keeper] output pruned";
 export const CHAIN_HEAD = "[context-keeper] compressed tool chain";
