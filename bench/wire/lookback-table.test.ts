@@ -27,7 +27,7 @@ describe("looking-back table", () => {
     expect(rows[1]!.vsBare).toBeCloseTo(400 / 1000, 9);
     expect(rows[1]!.extraRequests).toBe(2);
     expect(rows[2]!.vsBare).toBeUndefined();
-    expect(formatLookbackTable([bare, keeper])).toContain("| 1 | some | keeper | 0.400 |");
+    expect(formatLookbackTable([bare, keeper])).toContain("| 1 | some | keeper | 0.400 | – | 0.400 |");
   });
 
   test("goals per density: some ≤ 0.42× bare", () => {

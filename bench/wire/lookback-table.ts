@@ -30,6 +30,8 @@ export interface LookbackRow {
   r: LookbackResult;
   vsBare?: number;
   vsCondense?: number;
+  /** The run's cost with no history carried into any prompt (`floor.ts`) ÷ bare's task cost: the least an arm that leaves tool loops untouched pays. */
+  floorVsBare?: number;
   needs: Record<NeedHow, number>;
   extraRequests: number;
 }
@@ -37,20 +39,28 @@ export interface LookbackRow {
 export function lookbackRows(results: readonly LookbackResult[]): LookbackRow[] {
   const find = (r: LookbackResult, arm: string) => results.find((x) => x.seed === r.seed && x.density === r.density && x.arm === arm);
   const ratio = (a: number, b: LookbackResult | undefined) => (b && taskCost(b) > 0 ? a / taskCost(b) : undefined);
-  return results.map((r) => ({ r, vsBare: ratio(taskCost(r), find(r, "bare")), vsCondense: ratio(taskCost(r), find(r, "pi-condense")), needs: outcomeCounts(r.report), extraRequests: r.report.recoverySeqs.length }));
+  return results.map((r) => ({
+    r,
+    vsBare: ratio(taskCost(r), find(r, "bare")),
+    vsCondense: ratio(taskCost(r), find(r, "pi-condense")),
+    floorVsBare: ratio(taskCost(r) - r.measure.carriedHistoryCost, find(r, "bare")),
+    needs: outcomeCounts(r.report),
+    extraRequests: r.report.recoverySeqs.length,
+  }));
 }
 
 const fx = (x: number | undefined) => (x === undefined ? "–" : x.toFixed(3));
 const k = (n: number) => `${(n / 1000).toFixed(1)}k`;
 
 export function formatLookbackTable(results: readonly LookbackResult[]): string {
-  const header = ["seed", "needs", "arm", "task cost/bare", "task cost/condense", "needs: in context / recalled / re-run / lost", "extra requests", "recalled chars", "re-recalls", "rewrites in loops", "max rewrites/prompt", "refused", "final ctx", "main req"];
-  const lines = lookbackRows(results).map(({ r, vsBare, vsCondense, needs, extraRequests }) => [
+  const header = ["seed", "needs", "arm", "task cost/bare", "task cost/condense", "floor/bare", "needs: in context / recalled / re-run / lost", "extra requests", "recalled chars", "re-recalls", "rewrites in loops", "max rewrites/prompt", "refused", "final ctx", "main req"];
+  const lines = lookbackRows(results).map(({ r, vsBare, vsCondense, floorVsBare, needs, extraRequests }) => [
     `${r.seed}${r.heldOut ? "" : "*"}`,
     r.density,
     r.arm,
     fx(vsBare),
     fx(vsCondense),
+    fx(floorVsBare),
     `${needs.context} / ${needs.recalled} / ${needs["re-run"]} / ${needs.lost}`,
     String(extraRequests),
     k(r.report.recallResultChars),
@@ -61,7 +71,7 @@ export function formatLookbackTable(results: readonly LookbackResult[]): string 
     k(r.measure.finalContextTokens),
     String(r.measure.mainRequests),
   ]);
-  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...lines.map((l) => `| ${l.join(" | ")} |`)].join("\n") + "\n\n(* in-sample: a seed the defaults were tuned on; the others are held out)";
+  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...lines.map((l) => `| ${l.join(" | ")} |`)].join("\n") + "\n\n(* in-sample: a seed the defaults were tuned on; the others are held out. floor/bare: the arm's cost with no history carried into any prompt, ÷ bare's)";
 }
 
 /** Mean task cost ratios per density and arm over the held-out seeds (in-sample apart). */
