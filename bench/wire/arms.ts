@@ -33,6 +33,9 @@ export const KEEPER_ARMS: readonly Arm[] = [
   keeperOff("chains-3", "chains collapse three prompts later", { pruning: { chainCompression: { rollingWindow: 3 } } }),
   keeperOff("think-1", "thinking kept for the last turn only", { thinkingStrip: { keepLastTurns: 1 } }),
   keeperOff("think-16", "thinking kept for the last 16 turns", { thinkingStrip: { keepLastTurns: 16 } }),
+  keeperOff("facts-0", "chains keep call lines only", { pruning: { chainCompression: { keptFactChars: 0 } } }),
+  keeperOff("facts-150", "chains keep 150 characters of a failed call's facts (default 300)", { pruning: { chainCompression: { keptFactChars: 150 } } }),
+  keeperOff("facts-800", "chains keep 800 characters of a failed call's facts (default 300)", { pruning: { chainCompression: { keptFactChars: 800 } } }),
   keeperOff("min-400", "batches of 400+ characters pruned (default 1200)", { pruning: { minBatchChars: 400 } }),
   keeperOff("aligned", "chains one prompt later, thinking of the last turn only", {
     pruning: { chainCompression: { rollingWindow: 1 } },

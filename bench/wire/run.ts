@@ -14,51 +14,45 @@
  *   bun run bench/wire/run.ts [--seeds 201,202,203] [--arms bare,pi-condense,keeper,auto,no-strip,no-chains,no-discipline]
  *                             [--prompts 6] [--steps 10-15] [--condense <dir>] [--json <file>] [--dump <dir>]
  *                             [--keeper <dir>]   (load another checkout of this extension in the keeper arms, for A/B)
+ *
+ * With `--needs none,some,many` it runs the looking-back benchmark instead (lookback-bench.ts):
+ * later prompts need exact facts from earlier outputs and the fake model recovers what the
+ * context lost; default seeds 401–405 (held out; 301 and 302 were tuned on), arms bare,
+ * pi-condense, keeper, 7 prompts.
  */
 import { writeFileSync } from "node:fs";
-import { REPO_ROOT, runPi } from "../../test/support/pi-runner.ts";
+import { REPO_ROOT } from "../../test/support/pi-runner.ts";
 import { generateScenario } from "../../test/support/scenario.ts";
 import { formatHeadlineFidelity, measureFidelity } from "../../test/analysis/fidelity.ts";
 import { DEFAULT_ARM_NAMES, findCondense, selectArms, type Arm } from "./arms.ts";
 import { measureRun, type RunMeasure } from "./measure.ts";
-import { benchSideRouter } from "./side-router.ts";
+import { LOOKBACK_HELD_OUT_SEEDS, parseDensities, runLookbackBench } from "./lookback-bench.ts";
+import { runArmSession } from "./run-arm.ts";
 import { checkGoals, formatGoals, formatTable, type ArmResult } from "./table.ts";
 
 /** Held out: the defaults were tuned on seeds 101 and 102 only. */
-export const DEFAULT_SEEDS = [201, 202, 203];
-export const BENCH_MODEL = "claude-sonnet-4-6";
+const DEFAULT_SEEDS = [201, 202, 203];
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-const seeds = (arg("seeds") ?? DEFAULT_SEEDS.join(",")).split(",").map(Number);
-const prompts = Number(arg("prompts") ?? 6);
+const needs = arg("needs");
+const seeds = (arg("seeds") ?? (needs ? LOOKBACK_HELD_OUT_SEEDS : DEFAULT_SEEDS).join(",")).split(",").map(Number);
+const prompts = Number(arg("prompts") ?? (needs ? 7 : 6));
 const [minSteps, maxSteps] = (arg("steps") ?? "10-15").split("-").map(Number);
 const condenseDir = findCondense(REPO_ROOT, arg("condense"));
 const keeperDir = arg("keeper");
-const arms = selectArms((arg("arms") ?? DEFAULT_ARM_NAMES.join(",")).split(","), condenseDir, (s) => console.log(`notice: ${s}`));
+const armNames = arg("arms") ?? (needs ? "bare,pi-condense,keeper" : DEFAULT_ARM_NAMES.join(","));
+const arms = selectArms(armNames.split(","), condenseDir, (s) => console.log(`notice: ${s}`));
 
 /** Output-path fidelity of this extension's defaults, replayed over the bare arm's session (a generated session). */
 const fidelityBySeed = new Map<number, string>();
 
 async function runArm(arm: Arm, seed: number): Promise<RunMeasure & { seconds: number }> {
   const scenario = generateScenario({ seed, prompts, stepsPerPrompt: [minSteps, maxSteps], files: 12, fileBytes: [2048, 12288], thinkingChars: [200, 1200] });
-  const run = await runPi({
-    prompts: scenario.prompts,
-    script: scenario.steps,
-    files: scenario.files,
-    sideRouter: benchSideRouter,
-    extension: arm.keeper && !keeperDir,
-    ...(arm.contextKeeper ? { contextKeeper: arm.contextKeeper } : {}),
-    ...(arm.settings ? { settings: arm.settings } : {}),
-    args: [...(arm.keeper && keeperDir ? [keeperDir] : []), ...(arm.extensions ?? [])].flatMap((e) => ["-e", e]),
-    // The fake server bills every thinking block it is sent, as Sonnet 4.6+ and Opus 4.5+ do.
-    model: { id: BENCH_MODEL },
-    thinking: "medium",
-    timeoutMs: 300_000,
-  });
+  const run = await runArmSession(arm, { prompts: scenario.prompts, script: scenario.steps, files: scenario.files }, keeperDir);
   const dump = arg("dump");
   if (dump) {
     const last = run.mainRequests[run.mainRequests.length - 1];
@@ -75,18 +69,23 @@ async function runArm(arm: Arm, seed: number): Promise<RunMeasure & { seconds: n
   return { ...measureRun(run.requests), seconds: run.durationMs / 1000 };
 }
 
-const results: ArmResult[] = [];
-const started = Date.now();
-for (const seed of seeds) {
-  for (const arm of arms) {
-    const m = await runArm(arm, seed);
-    results.push({ seed, arm: arm.name, measure: m });
-    console.log(`seed ${seed} ${arm.name.padEnd(12)} ${m.seconds.toFixed(0)} s, ${m.mainRequests} main + ${m.summaryCalls} side requests, cost ${Math.round(m.cost)}`);
+async function runDefaultBench(): Promise<void> {
+  const results: ArmResult[] = [];
+  const started = Date.now();
+  for (const seed of seeds) {
+    for (const arm of arms) {
+      const m = await runArm(arm, seed);
+      results.push({ seed, arm: arm.name, measure: m });
+      console.log(`seed ${seed} ${arm.name.padEnd(12)} ${m.seconds.toFixed(0)} s, ${m.mainRequests} main + ${m.summaryCalls} side requests, cost ${Math.round(m.cost)}`);
+    }
   }
+  console.log(`\n${prompts} prompts × ${minSteps}–${maxSteps} steps, 200k window, seeds ${seeds.join(", ")}; ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  console.log(formatTable(results));
+  console.log(`\ngoals (issue #11), keeper arm:\n${formatGoals(checkGoals(results))}\n`);
+  for (const [seed, line] of fidelityBySeed) console.log(`seed ${seed}: ${line}`);
+  const json = arg("json");
+  if (json) writeFileSync(json, JSON.stringify({ seeds, prompts, steps: [minSteps, maxSteps], arms: arms.map((a) => ({ name: a.name, description: a.description })), results }, null, 2));
 }
-console.log(`\n${prompts} prompts × ${minSteps}–${maxSteps} steps, 200k window, seeds ${seeds.join(", ")}; ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
-console.log(formatTable(results));
-console.log(`\ngoals (issue #11), keeper arm:\n${formatGoals(checkGoals(results))}\n`);
-for (const [seed, line] of fidelityBySeed) console.log(`seed ${seed}: ${line}`);
-const json = arg("json");
-if (json) writeFileSync(json, JSON.stringify({ seeds, prompts, steps: [minSteps, maxSteps], arms: arms.map((a) => ({ name: a.name, description: a.description })), results }, null, 2));
+
+if (needs) await runLookbackBench({ seeds, densities: parseDensities(needs), arms, prompts, steps: [minSteps, maxSteps], keeperDir, json: arg("json"), dump: arg("dump") });
+else await runDefaultBench();

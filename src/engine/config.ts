@@ -2,7 +2,7 @@
  * From user settings to the configs the pure cores read. One place, so the live extension
  * and the replay report run the very same configuration.
  */
-import { DEFAULT_PRUNE_CONFIG, RECALL_TOOL_NAME, type PruneConfig } from "../prune/config.ts";
+import { DEFAULT_PRUNE_CONFIG, type PruneConfig } from "../prune/config.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { resolveThinkingPolicy, type ThinkingPolicyDecision } from "../thinking/index.ts";
 
@@ -18,7 +18,8 @@ export function pruneConfigFrom(settings: KeeperSettings): PruneConfig {
     ...DEFAULT_PRUNE_CONFIG,
     enabled: settings.enabled && p.enabled,
     minBatchChars: p.minBatchChars,
-    protectedTools: [...new Set([RECALL_TOOL_NAME, ...p.protectedTools])],
+    // `keeper_recall` is not protected: its copies are never captured, and its loop collapses (`isRecallCopy`).
+    protectedTools: [...new Set(p.protectedTools)],
     protectedPaths: [...p.protectedPaths],
     errorPurge: { ...p.errorPurge },
     chainCompression: { ...p.chainCompression },

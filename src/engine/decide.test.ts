@@ -103,7 +103,7 @@ describe("the flush gate (finishFlush with cache discipline)", () => {
     const [entry] = now.plan.entriesToPersist;
     expect(FlushRecordSchema.parse(entry!.data).frontier!.seamThroughTimestamp).toBe(6);
     // rollingWindow 1: the chain collapses at the next flush, so the seam stops at the prompt before it.
-    const later: KeeperSettings = { ...settings, pruning: { ...settings.pruning, chainCompression: { enabled: true, rollingWindow: 1 } } };
+    const later: KeeperSettings = { ...settings, pruning: { ...settings.pruning, chainCompression: { ...settings.pruning.chainCompression, rollingWindow: 1 } } };
     const done = finishFlush({ state: emptyState(), branchMessages: branch, settings: later, model: MODEL, summaries: sums, now: 1_000_000, discipline: { cache: later.cache, facts: facts(), label: "test flush" } });
     expect(done.plan.nextState.frontier.compressedChains).toHaveLength(0);
     expect(done.outcome!.seamThroughTimestamp).toBe(1);

@@ -60,10 +60,20 @@ describe("captureBatches", () => {
   });
 
   test("a batch with only protected calls is skipped as protected; protected tool names too", () => {
-    const msgs = [user("p", 1), assistant([call("k", "keeper_recall", { ref: "r" })], 2), result("k", "keeper_recall", "X".repeat(5000), 3), assistant([text("ok")], 4)];
-    const r = captureBatches({ branchMessages: msgs, state: emptyState(), config: flushConfig });
+    const msgs = [user("p", 1), assistant([call("k", "todo", { item: "r" })], 2), result("k", "todo", "X".repeat(5000), 3), assistant([text("ok")], 4)];
+    const r = captureBatches({ branchMessages: msgs, state: emptyState(), config: { ...flushConfig, protectedTools: ["todo"] } });
     expect(r.batches).toEqual([]);
     expect(r.skipped).toEqual([{ batchKey: "batch:k@2", reason: "protected" }]);
+  });
+
+  test("a keeper_recall output is a copy: never captured, even beside other calls (whose batch is)", () => {
+    const recallOnly = [user("p", 1), assistant([call("k", "keeper_recall", { ref: "r" })], 2), result("k", "keeper_recall", "X".repeat(5000), 3), assistant([text("ok")], 4)];
+    const r = captureBatches({ branchMessages: recallOnly, state: emptyState(), config: flushConfig });
+    expect(r.batches).toEqual([]);
+    expect(r.skipped).toEqual([{ batchKey: "batch:k@2", reason: "recall" }]);
+    const mixed = [user("p", 1), assistant([call("k", "keeper_recall", { ref: "r" }), call("b", "read", { path: "b.ts" })], 2), result("k", "keeper_recall", "X".repeat(5000), 3), result("b", "read", "Y".repeat(3000), 3), assistant([text("ok")], 4)];
+    const m = captureBatches({ branchMessages: mixed, state: emptyState(), config: flushConfig });
+    expect(m.batches.map((b) => b.calls.map((c) => c.occurrenceKey))).toEqual([["b@2#0"]]);
   });
 
   test("batches with a summary are not captured again; identical outputs of summarized ones become duplicates", () => {

@@ -2,7 +2,9 @@
  * Capture: the finished tool batches of the branch that no summary covers yet.
  *
  * A batch is one replayed assistant message's tool calls whose results are all present.
- * Protected calls (tools or paths) are left out of it. An output identical to one already
+ * Protected calls (tools or paths) are left out of it, and so are `keeper_recall` calls: their
+ * output is a copy of an original the recall index already holds, so it is never summarized or
+ * stubbed — it stays raw while its tool loop does and leaves with it (`plan-chains.ts`). An output identical to one already
  * summarized is not sent to the summarizer again: it is reported as a duplicate to alias.
  * A batch whose remaining result text is shorter than `minBatchChars` is skipped.
  */
@@ -12,6 +14,7 @@ import type { KeeperState, SummaryRecord } from "../state/schema.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { type CallOccurrence, batchKeyOf, pairToolCalls } from "../prune/occurrence.ts";
 import { protectionMatcher } from "../prune/protection.ts";
+import { isRecallCopy } from "../prune/config.ts";
 import { contentHash } from "./content-hash.ts";
 
 /** Outputs shorter than this are never aliased (the stub would not be shorter). */
@@ -47,7 +50,7 @@ export interface DuplicateOutput {
   batchKey: string;
 }
 
-export type SkipReason = "trivial" | "protected" | "unfinished" | "duplicates-only" | "unseen";
+export type SkipReason = "trivial" | "protected" | "recall" | "unfinished" | "duplicates-only" | "unseen";
 
 export interface CaptureResult {
   batches: ToolBatch[];
@@ -135,9 +138,14 @@ export function captureBatches(input: CaptureInput): CaptureResult {
     const calls: CapturedCall[] = [];
     let sawDuplicate = false;
     let sawProtected = false;
+    let sawRecall = false;
     for (const c of group) {
       if (protection.isProtected(c.toolName, c.arguments)) {
         sawProtected = true;
+        continue;
+      }
+      if (isRecallCopy(c.toolName)) {
+        sawRecall = true;
         continue;
       }
       if (aliased[c.key] !== undefined) {
@@ -157,7 +165,7 @@ export function captureBatches(input: CaptureInput): CaptureResult {
     }
     if (calls.length === 0) {
       // A call whose answer is not a tool result counts as not finished.
-      result.skipped.push({ batchKey, reason: sawDuplicate ? "duplicates-only" : sawProtected ? "protected" : "unfinished" });
+      result.skipped.push({ batchKey, reason: sawDuplicate ? "duplicates-only" : sawProtected ? "protected" : sawRecall ? "recall" : "unfinished" });
       continue;
     }
     const chars = calls.reduce((n, c) => n + c.resultText.length, 0);
@@ -185,7 +193,7 @@ function pendingDuplicates(options: {
   const out: DuplicateOutput[] = [];
   for (const c of group) {
     if (covered.has(c.key) || aliased[c.key] !== undefined || c.resultIndex === undefined) continue;
-    if (protection.isProtected(c.toolName, c.arguments)) continue;
+    if (isRecallCopy(c.toolName) || protection.isProtected(c.toolName, c.arguments)) continue;
     const r = messages[c.resultIndex];
     if (!isToolResult(r)) continue;
     const text = toolResultText(r);

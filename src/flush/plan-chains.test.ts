@@ -1,8 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { proposeChains } from "./plan-chains.ts";
+import { keptFactLinesOf, proposeChains } from "./plan-chains.ts";
 import { pairToolCalls } from "../prune/occurrence.ts";
 import { protectionMatcher } from "../prune/protection.ts";
 import type { ContextMessage } from "../session/messages.ts";
+import type { SummaryRecord } from "../state/schema.ts";
 import { flushConfig } from "../../test/support/flush/session.ts";
 import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
 
@@ -58,4 +59,57 @@ describe("proposeChains", () => {
     const inLoop = session().slice(0, 8);
     expect(chainsFor(inLoop, 0, aliases).map((c) => c.chainKey)).not.toContain("chain:batch:f@6");
   });
+
+  test("a keeper_recall does not pin its loop: the chain collapses at its answer, the recall's line names the ref it recalled", () => {
+    const messages: ContextMessage[] = [
+      ...session(),
+      user("p3", 10),
+      assistant([call("k", "keeper_recall", { ref: "a@2#0", pattern: "needle" })], 11),
+      result("k", "keeper_recall", `[keeper_recall ref=a@2#0] 1 match\n${BIG} src/x.ts`, 12),
+      assistant([text("p3 answered")], 13),
+    ];
+    const chains = chainsFor(messages, 0, { "a2@6#0": "a@2#0" });
+    const p3 = chains.find((c) => c.chainKey === "chain:batch:k@11");
+    expect(p3?.text).toContain("- keeper_recall(ref=a@2#0, pattern=needle) ref=k@11#0");
+    expect(p3?.text).not.toContain("src/x.ts");
+    // Protected by name, the same recall still pins its loop.
+    const config = { ...flushConfig, protectedTools: ["keeper_recall"], chainCompression: { enabled: true, rollingWindow: 0 } };
+    const pinned = proposeChains({ messages, pairing: pairToolCalls(messages), summaries: {}, aliases: { "a2@6#0": "a@2#0" }, existingChainKeys: new Set(), config, protection: protectionMatcher(config) });
+    expect(pinned.map((c) => c.chainKey)).not.toContain("chain:batch:k@11");
+  });
+
+  test("a failed call's failing tests and error lines stay under its call line, once across chains", () => {
+    const failing = "FAIL test/a.test.ts > a > rounds the quota\nAssertionError: expected 3 to be 2\n" + "ok line\n".repeat(400) + "Command exited with code 1";
+    const messages: ContextMessage[] = [
+      user("p1", 1),
+      assistant([call("t", "bash", { command: "npm test" })], 2),
+      result("t", "bash", failing, 3, true),
+      assistant([text("one test fails")], 4),
+    ];
+    const record: SummaryRecord = { version: 1, batchKey: "batch:t@2", summary: { batchKey: "batch:t@2", text: "npm test failed", source: "extractive", inputTokens: 0, outputTokens: 0, cost: 0 }, coveredKeys: ["t@2#0"], outputHashes: {}, flushSeq: 1 };
+    const summaries = { "batch:t@2": record };
+    const config = { ...flushConfig, chainCompression: { enabled: true, rollingWindow: 0 } };
+    const input = { messages, pairing: pairToolCalls(messages), summaries, aliases: {}, existingChainKeys: new Set<string>(), config, protection: protectionMatcher(config) };
+    const [chain] = proposeChains(input);
+    expect(chain!.text).toContain("- bash(command=npm test) (failed) → paths: test/a.test.ts ref=t@2#0\n    FAIL test/a.test.ts > a > rounds the quota\n    AssertionError: expected 3 to be 2");
+    expect(chain!.text).not.toContain("ok line");
+    expect([...keptFactLinesOf([chain!])]).toEqual(["FAIL test/a.test.ts > a > rounds the quota", "AssertionError: expected 3 to be 2"]);
+    // A later chain does not repeat what an earlier one keeps; keptFactChars 0 keeps call lines only.
+    const [again] = proposeChains({ ...input, keptLines: keptFactLinesOf([chain!]) });
+    expect(again!.text).not.toContain("    FAIL");
+    const [bare] = proposeChains({ ...input, config: { ...config, chainCompression: { ...config.chainCompression, keptFactChars: 0 } } });
+    expect(bare!.text.split("\n")).toHaveLength(2);
+  });
+
+  test("a batch kept raw (its summary was not shorter: an output of error lines only) does not hold its chain back", () => {
+    const errorsOnly = Array.from({ length: 60 }, (_, i) => `${i}: ERROR worker failed: timeout`).join("\n");
+    const messages: ContextMessage[] = [user("p1", 1), assistant([call("g", "bash", { command: "grep -n ERROR logs/w.log" })], 2), result("g", "bash", errorsOnly, 3), assistant([text("errors seen")], 4)];
+    const raw: SummaryRecord = { version: 1, batchKey: "batch:g@2", summary: { batchKey: "batch:g@2", text: "", source: "raw", inputTokens: 0, outputTokens: 0, cost: 0 }, coveredKeys: ["g@2#0"], outputHashes: {}, flushSeq: 1 };
+    const config = { ...flushConfig, chainCompression: { enabled: true, rollingWindow: 0 } };
+    const chains = proposeChains({ messages, pairing: pairToolCalls(messages), summaries: { "batch:g@2": raw }, aliases: {}, existingChainKeys: new Set(), config, protection: protectionMatcher(config) });
+    expect(chains.map((c) => c.chainKey)).toEqual(["chain:batch:g@2"]);
+    // Not summarized at all (a model summary still pending), it still holds it back.
+    expect(proposeChains({ messages, pairing: pairToolCalls(messages), summaries: {}, aliases: {}, existingChainKeys: new Set(), config, protection: protectionMatcher(config) })).toEqual([]);
+  });
 });
+

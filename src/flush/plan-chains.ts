@@ -1,24 +1,29 @@
 /**
  * Chain-compression decisions, made at a flush: closed chains with at least `rollingWindow`
  * user prompts after their final answer collapse (0: at the flush of their own final answer),
- * provided every batch in them can be described without its raw output — it has a summary
- * that renders as a stub, or each of its outputs is aliased to an identical summarized one or
- * trivial (the outputs not aliased are short together: the call line is enough, the original
- * stays recallable). A chain holding a protected call, or a batch kept raw or not summarized,
- * stays as it is.
+ * provided every batch in them can be described without its raw output — it was summarized
+ * (its summary rendered as a stub, or kept raw when not shorter: an output of error lines
+ * only), or each of its outputs is aliased to an identical summarized one or trivial (the
+ * outputs not aliased are short together: the call line is enough, the original stays
+ * recallable). `keeper_recall` calls never hold a chain back: their output is a copy of an
+ * original one recall away, and their line names the ref they recalled. A chain holding a
+ * protected call, or a batch not summarized, stays as it is.
  *
  * The collapsed text is one line per call — what was called, whether it failed, its recall
  * ref — and no summaries: the chain's final answer, kept after it, says what the calls found,
- * and any output is one `keeper_recall` away. So a chain costs a short line per call however
- * long its outputs or their summaries were.
+ * and any output is one `keeper_recall` away. Under a failed call's line go the lines an agent
+ * comes back for — its failing tests and error lines (`kept-facts.ts`), within
+ * `keptFactChars`, each kept once across chains. So a chain costs a short line per call
+ * however long its outputs or their summaries were.
  */
 import { type ContextMessage, isAssistant, isToolResult, timestampOf, toolCallsOf, toolResultText } from "../session/messages.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { findClosedChains } from "../prune/chains.ts";
-import { RECALL_TOOL_NAME } from "../prune/config.ts";
+import { DEFAULT_KEPT_FACT_CHARS, RECALL_TOOL_NAME, isRecallCopy } from "../prune/config.ts";
 import { type CallOccurrence, type Pairing, batchKeyOf } from "../prune/occurrence.ts";
 import type { ProtectionMatcher } from "../prune/protection.ts";
-import { STUB_PREFIX, describeCall } from "../prune/stub-text.ts";
+import { PART_HINT, STUB_PREFIX, describeCall } from "../prune/stub-text.ts";
+import { keptFacts } from "../summarize/kept-facts.ts";
 import { findPaths } from "../summarize/output-facts.ts";
 import type { CompressedChain, SummaryRecord } from "../state/schema.ts";
 
@@ -30,34 +35,47 @@ export interface ChainPlanInput {
   /** Aliases after this flush's new ones are added. */
   aliases: Readonly<Record<string, string>>;
   existingChainKeys: ReadonlySet<string>;
+  /** Fact lines the chains already collapsed keep (`keptFactLinesOf`): a later chain does not repeat them. */
+  keptLines?: ReadonlySet<string>;
   config: PruneConfig;
   protection: ProtectionMatcher;
 }
+
+/** Kept fact lines sit under their call line, indented by this. */
+const FACT_INDENT = "    ";
 
 /** Output paths listed per call line at most (the extractive summary's cap). */
 const MAX_PATHS_PER_CALL = 40;
 
 /**
  * `- read(path=src/a.ts) (failed) ref=<key>`, with ` → paths: …` for the file paths its output
- * named that the chain text has not named yet (`named` collects them across the chain).
+ * named that the chain text has not named yet (`named` collects them across the chain), then
+ * a failed call's kept facts (its failing tests and error lines), one per indented line.
  */
-function callLine(c: CallOccurrence, messages: readonly ContextMessage[], named: Set<string>): string {
+function callLine(c: CallOccurrence, messages: readonly ContextMessage[], named: Set<string>, kept: Set<string>, factChars: number): string {
   const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
   const failed = r && isToolResult(r) && r.isError ? " (failed)" : "";
   const call = describeCall(c.toolName, c.arguments);
-  const fresh = r && isToolResult(r) ? findPaths(toolResultText(r)).filter((p) => !named.has(p) && !call.includes(p)).slice(0, MAX_PATHS_PER_CALL) : [];
+  // A recall's paths are its original's, which that call's own line names.
+  const fresh = r && isToolResult(r) && !isRecallCopy(c.toolName) ? findPaths(toolResultText(r)).filter((p) => !named.has(p) && !call.includes(p)).slice(0, MAX_PATHS_PER_CALL) : [];
   for (const p of fresh) named.add(p);
-  // The ref ends the line: recall readers find it there.
-  return `- ${call}${failed}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`;
+  const facts = r && isToolResult(r) && !isRecallCopy(c.toolName) ? keptFacts({ toolName: c.toolName, resultText: toolResultText(r), isError: r.isError }, { maxChars: factChars, skip: kept }) : [];
+  for (const f of facts) kept.add(f);
+  // The ref ends the call's line: recall readers find it there.
+  return [`- ${call}${failed}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`, ...facts.map((f) => `${FACT_INDENT}${f}`)].join("\n");
 }
 
 /** Whether a batch may collapse into call lines (see the module comment). */
-function batchCollapses(group: CallOccurrence[], input: ChainPlanInput): boolean {
+function batchCollapses(batch: CallOccurrence[], input: ChainPlanInput): boolean {
   const { messages, config } = input;
-  if (group.some((c) => input.protection.isProtected(c.toolName, c.arguments))) return false;
-  const first = group[0];
+  if (batch.some((c) => input.protection.isProtected(c.toolName, c.arguments))) return false;
+  const group = batch.filter((c) => !isRecallCopy(c.toolName));
+  if (group.length === 0) return true;
+  const first = batch[0];
   const record = input.summaries[batchKeyOf(first.toolCallId, first.assistantTimestamp)];
-  if (record && record.summary.source !== "raw") {
+  // Kept raw (its summary was not shorter) or stubbed, a summarized batch collapses alike: a
+  // chain's call lines never carry summaries.
+  if (record) {
     const covered = new Set(record.coveredKeys);
     return group.every((c) => covered.has(c.key) || input.aliases[c.key] !== undefined);
   }
@@ -88,6 +106,7 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
   if (!config.chainCompression.enabled) return [];
   const window = Math.max(1, config.chainCompression.rollingWindow);
   const out: CompressedChain[] = [];
+  const kept = new Set(input.keptLines ?? []);
   for (const chain of chainsOf(messages, pairing, config.chainCompression.rollingWindow)) {
     if (chain.promptsAfter < window) continue;
     const inside = pairing.calls.filter((c) => c.assistantIndex >= chain.startIndex && c.assistantIndex <= chain.endIndex);
@@ -107,7 +126,7 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
         ok = false;
         break;
       }
-      parts.push(...group.map((c) => callLine(c, messages, named)));
+      parts.push(...group.map((c) => callLine(c, messages, named, kept, config.chainCompression.keptFactChars ?? DEFAULT_KEPT_FACT_CHARS)));
       const batchKey = batchKeyOf(group[0].toolCallId, group[0].assistantTimestamp);
       if (input.summaries[batchKey]) summaryRefs.push(batchKey);
     }
@@ -115,8 +134,8 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
 
     const firstCall = inside[0];
     const header =
-      `${STUB_PREFIX} compressed tool chain: ${replayed.length} tool call(s) made for the prompt above, ` +
-      `outputs pruned (the answer below says what they found). Recall any with ${RECALL_TOOL_NAME} ref=<ref>:`;
+      `${STUB_PREFIX} compressed tool chain: ${replayed.length} tool call(s) for the prompt above, outputs pruned ` +
+      `(the answer below says what they found); recall any with ${RECALL_TOOL_NAME} ref=<ref> ${PART_HINT}:`;
     out.push({
       chainKey,
       fromTimestamp: timestampOf(messages[chain.startIndex]) ?? -1,
@@ -128,5 +147,12 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
       text: [header, ...parts].join("\n"),
     });
   }
+  return out;
+}
+
+/** The fact lines of collapsed chains' texts (the indented lines under their call lines). */
+export function keptFactLinesOf(chains: readonly CompressedChain[]): Set<string> {
+  const out = new Set<string>();
+  for (const c of chains) for (const line of c.text.split("\n")) if (line.startsWith(FACT_INDENT)) out.add(line.slice(FACT_INDENT.length));
   return out;
 }

@@ -157,7 +157,7 @@ describe("planFlush", () => {
     const messages = [...branch(), closing, user("p4", 40)];
     const out = renderContext({ messages, state: plan.nextState, config: flushConfig });
     const json = JSON.stringify(out);
-    expect(json).toContain("ref=a@10#0: a.ts: 160 identical lines");
+    expect(json).toContain("ref=a@10#0 (pattern or startLine/endLine for part): a.ts: 160 identical lines");
     expect(json).toContain("compressed tool chain");
     expect(json).not.toContain("oldText not found");
     expect(json).not.toContain("line of a.ts"); // both a.ts reads are stubs

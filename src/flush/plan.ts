@@ -17,7 +17,7 @@ import { type KeeperEntry, decodeWith, flushEntryOf } from "../state/entries.ts"
 import { BatchSummarySchema, type CompressedChain, type KeeperState, STATE_VERSION, type SummaryRecord } from "../state/schema.ts";
 import { type CaptureResult, type SkipReason, captureBatches, withClosingMessage } from "./capture.ts";
 import { contentHash } from "./content-hash.ts";
-import { proposeChains } from "./plan-chains.ts";
+import { keptFactLinesOf, proposeChains } from "./plan-chains.ts";
 import { proposeErrorPurges } from "./plan-errors.ts";
 import { estimateTokensSaved, type SavingsInput } from "./savings.ts";
 
@@ -186,6 +186,7 @@ export function proposeFlush(input: ProposeFlushInput): FlushDraft {
         summaries,
         aliases: { ...frontier.aliases, ...aliases },
         existingChainKeys: new Set(frontier.compressedChains.map((c) => c.chainKey)),
+        keptLines: keptFactLinesOf(frontier.compressedChains),
         config,
         protection,
       })

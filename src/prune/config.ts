@@ -21,6 +21,12 @@ export interface ChainCompressionConfig {
    * the flush of its own final answer (the next prompt sees it collapsed).
    */
   rollingWindow: number;
+  /**
+   * Characters of a failed call's failing tests and error lines a collapsed chain keeps under
+   * its call line (`src/summarize/kept-facts.ts`); 0 keeps call lines only. Absent:
+   * `DEFAULT_KEPT_FACT_CHARS`.
+   */
+  keptFactChars?: number;
 }
 
 export interface BudgetTriggerConfig {
@@ -52,15 +58,27 @@ export interface PruneConfig {
   budgetTrigger: BudgetTriggerConfig;
 }
 
-/** Name of the recall tool; its own output is never pruned (recall must not loop). */
+/** Name of the recall tool. */
 export const RECALL_TOOL_NAME = "keeper_recall";
+
+/**
+ * A recall's output is a copy of an original the recall index holds: it is never summarized or
+ * stubbed (a stub of a copy would send the model on a second recall), and it does not pin its
+ * tool loop — the loop collapses when its prompt is answered, and the chain's line for the
+ * recall names the ref it recalled, one recall away again.
+ */
+export function isRecallCopy(toolName: string): boolean {
+  return toolName === RECALL_TOOL_NAME;
+}
+
+export const DEFAULT_KEPT_FACT_CHARS = 300;
 
 export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   enabled: true,
   minBatchChars: 1200,
-  protectedTools: [RECALL_TOOL_NAME],
+  protectedTools: [],
   protectedPaths: [],
   errorPurge: { enabled: true, cooldownTurns: 4 },
-  chainCompression: { enabled: true, rollingWindow: 0 },
+  chainCompression: { enabled: true, rollingWindow: 0, keptFactChars: DEFAULT_KEPT_FACT_CHARS },
   budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 150_000 },
 };

@@ -33,7 +33,7 @@ describe("renderContext", () => {
     });
     const out = renderContext({ messages: msgs, state, config, phases: { thinkingStrip: fakeThinkingStrip } });
     expect(out.length).toBe(msgs.length);
-    expect(JSON.stringify(out[2])).toContain("ref=a@10#0: x is a file");
+    expect(JSON.stringify(out[2])).toContain("ref=a@10#0 (pattern or startLine/endLine for part): x is a file");
     expect(JSON.stringify(out[3])).toContain("_purged");
     expect(JSON.stringify(out.slice(0, 6))).not.toContain('"thinking"');
     expect(out[7]).toBe(msgs[7]);

@@ -33,13 +33,13 @@ describe("stubReplace", () => {
     const r2 = out[3] as Record<string, unknown>;
     expect(r1).toEqual({
       ...(msgs[2] as object),
-      content: [{ type: "text", text: "[context-keeper] output pruned; keeper_recall ref=r1@10#0: read a.ts and b.ts" }],
+      content: [{ type: "text", text: "[context-keeper] output pruned; keeper_recall ref=r1@10#0 (pattern or startLine/endLine for part): read a.ts and b.ts" }],
     });
     expect(r2.details).toEqual({ lines: 7 });
     expect(r2.toolCallId).toBe("r2");
     expect(r2.isError).toBe(false);
     expect(r2.timestamp).toBe(12);
-    expect((r2.content as { text: string }[])[0].text).toBe("[context-keeper] output pruned; keeper_recall ref=r2@10#0: summarized with ref=r1@10#0 (same tool batch).");
+    expect((r2.content as { text: string }[])[0].text).toBe("[context-keeper] output pruned; keeper_recall ref=r2@10#0 (pattern or startLine/endLine for part): summarized with ref=r1@10#0 (same tool batch).");
     // untouched messages keep their identity
     for (const i of [0, 1, 4, 5, 6, 7]) expect(out[i]).toBe(msgs[i]);
   });
@@ -91,9 +91,9 @@ describe("stubReplace", () => {
     const state = stateWith({ records: [record("batch:x@10", ["x@10#0"], "the file")], stubbed: ["x@10#0"], aliases: { "y@12#0": "x@10#0" } });
     const out = stubReplace(msgs, { state, config });
     const t = (out[4] as { content: { text: string }[] }).content[0].text;
-    expect(t).toBe("[context-keeper] output pruned; keeper_recall ref=y@12#0: identical to the output of ref=x@10#0.");
+    expect(t).toBe("[context-keeper] output pruned; keeper_recall ref=y@12#0 (pattern or startLine/endLine for part): identical to the output of ref=x@10#0.");
     expect(t).not.toContain("the file");
     const original = (out[2] as { content: { text: string }[] }).content[0].text;
-    expect(original).toBe("[context-keeper] output pruned; keeper_recall ref=x@10#0: the file");
+    expect(original).toBe("[context-keeper] output pruned; keeper_recall ref=x@10#0 (pattern or startLine/endLine for part): the file");
   });
 });

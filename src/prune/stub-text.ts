@@ -25,12 +25,16 @@ function recordByCoveredKey(state: KeeperState): Map<string, SummaryRecord> {
   return out;
 }
 
+/** What a stub and a chain header say about getting only a part back. */
+export const PART_HINT = "(pattern or startLine/endLine for part)";
+
 /**
- * `[context-keeper] output pruned; keeper_recall ref=<key>: <summary>` — the head is the
- * shortest text that still says what happened and how to get the output back.
+ * `[context-keeper] output pruned; keeper_recall ref=<key> (pattern or startLine/endLine for
+ * part): <summary>` — the head is the shortest text that still says what happened and how to get
+ * the output, or the part of it the model needs, back.
  */
 export function stubText(key: string, summary: string | undefined): string {
-  const head = `${STUB_PREFIX} output pruned; ${RECALL_TOOL_NAME} ref=${key}`;
+  const head = `${STUB_PREFIX} output pruned; ${RECALL_TOOL_NAME} ref=${key} ${PART_HINT}`;
   return summary === undefined ? `${head}.` : `${head}: ${summary}`;
 }
 

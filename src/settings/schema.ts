@@ -35,6 +35,8 @@ export const keeperSettingsSchema = z.object({
       enabled: z.boolean().default(true),
       /** Closed tool chains older than this many user prompts collapse into one message of call lines. 0: a request's chain collapses at the flush of its own final answer, so the next prompt's rewrite starts at that chain (bench/wire: cheaper than 1 on both tuned seeds). */
       rollingWindow: nonNegativeInt.default(0),
+      /** Characters of a failed call's failing tests and error lines kept under its call line (src/summarize/kept-facts.ts); 0: call lines only. */
+      keptFactChars: nonNegativeInt.default(300),
     }),
     budgetTrigger: z.object({
       enabled: z.boolean().default(true),

@@ -107,3 +107,13 @@ describe("extractive summary on the recorded session", () => {
     expect(summary).toBeLessThan(raw * 0.1);
   });
 });
+
+describe("extractive summary of a failed test run", () => {
+  test("lists the failing tests as the runner printed them (only for a call that failed)", () => {
+    const jest = ["PASS test/b.test.ts", "FAIL test/a.test.ts", "  ✕ rounds the quota (3 ms)", "  ● a › rounds the quota", "", "    Expected: 2", ...Array.from({ length: 60 }, (_, i) => `  ✓ case ${i}`), "Tests: 1 failed, 60 passed", "", "Command exited with code 1"].join("\n");
+    const text = extractiveSummaryText(batch(call("bash", { command: "npx jest" }, jest, true)));
+    expect(text).toContain("  failing tests (3):\n    FAIL test/a.test.ts\n    ✕ rounds the quota (3 ms)\n    ● a › rounds the quota");
+    expect(extractiveSummaryText(batch(call("read", { path: "notes.md" }, jest.replace("Command exited with code 1", ""), false)))).not.toContain("failing tests");
+  });
+});
+

@@ -3,8 +3,9 @@
  * Used on its own, and as the fallback whenever the model summary fails.
  *
  * Per call it keeps the tool name, the arguments (commands and paths whole, other long
- * values cut with an ellipsis), the exit status, line and byte counts, the error lines (up
- * to 20, with how many there were), and the file paths the output mentions. A short output (a few
+ * values cut with an ellipsis), the exit status, line and byte counts, a failed run's failing
+ * tests and the error lines (up to 20 each, with how many there were), and the file paths the
+ * output mentions. A short output (a few
  * lines) is kept whole; a longer one is not sampled: its first and last lines rarely say what
  * it showed, the original is one `keeper_recall` away, and every character of a summary is
  * read again by each later request.
@@ -18,6 +19,7 @@ import {
   isPathKey,
   looksLikePathValue,
 } from "./output-facts.ts";
+import { TEST_FAILURE } from "./kept-facts.ts";
 import { splitLines, truncateWithEllipsis } from "./text-measure.ts";
 
 export interface ExtractiveOptions {
@@ -96,6 +98,13 @@ function formatCall(call: CapturedCall, position: number, facts: CallFacts, o: R
   }
 
   const soFar = () => out.join("\n");
+  // A failed run's failing tests (what an agent comes back for), as its runner printed them.
+  const failing = call.isError ? lines.map((l) => l.trim()).filter((l) => TEST_FAILURE.test(l) && !soFar().includes(l)) : [];
+  if (failing.length > 0) {
+    const shown = [...new Set(failing)].slice(0, o.maxErrorLines);
+    const more = failing.length - shown.length;
+    out.push(`  failing tests (${failing.length}${more > 0 ? `, ${more} not shown` : ""}):`, ...shown.map((l) => `    ${l}`));
+  }
   const errors = facts.errorLines.filter((l) => !soFar().includes(l));
   if (errors.length > 0) {
     const shown = errors.slice(0, o.maxErrorLines);

@@ -10,12 +10,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { recallDeltasOf } from "../support/state/flush-entries.ts";
 import type { MainScript, MainStep, ScriptedToolCall } from "../support/fake-anthropic/index.ts";
-import { createPiWorkspace, runPi, type PiWorkspace, type RpcRecord, type RpcStep } from "../support/pi-runner.ts";
+import { createPiWorkspace, runPi, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
 import {
   assemblePages,
   blocksOf,
   CHAIN_HEAD,
+  flushed,
   humanPromptIndex,
   humanPromptText,
   originalFromSession,
@@ -51,12 +52,6 @@ function unicodeFile(): string {
   lines.push("a" + "😀🎉".repeat(2600));
   return lines.join("\n") + "\n";
 }
-
-/** Until the n-th flush has set its status line (`keeper: context Xk → Yk`, set at the end of every flush that changed the context). */
-const flushed = (n: number): RpcStep => ({
-  waitFor: (_r: RpcRecord, all: readonly RpcRecord[]) => all.filter((x) => x.method === "setStatus" && String(x.statusText ?? "").startsWith("keeper: context ")).length >= n,
-  timeoutMs: 10_000,
-});
 
 describe("keeper_recall on the wire", () => {
   const scenario = generateScenario({ seed: 11, prompts: 2, stepsPerPrompt: [5, 6], files: 6, fileBytes: [2048, 40960], failureRate: 0.1 });

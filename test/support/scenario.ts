@@ -63,11 +63,11 @@ const THOUGHTS = [
   "Reading more of the {w} data should settle the question about the {w}.",
 ];
 
-function sentence(prng: Prng, template: string): string {
+export function sentence(prng: Prng, template: string): string {
   return template.replace(/\{w\}/g, () => prng.pick(SANDBOX_WORDS));
 }
 
-function thinkingText(prng: Prng, [min, max]: [number, number]): string {
+export function thinkingText(prng: Prng, [min, max]: [number, number]): string {
   const target = prng.int(min, max);
   let out = "";
   while (out.length < target) out += (out ? " " : "") + sentence(prng, prng.pick(THOUGHTS));

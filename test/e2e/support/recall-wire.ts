@@ -3,11 +3,18 @@
  * for the recall e2e tests.
  */
 import type { WireBlock, WireMessage, WireRequest } from "../../support/fake-anthropic/index.ts";
+import type { RpcRecord, RpcStep } from "../../support/pi-runner.ts";
+
+/** Until the n-th flush has set its status line (`keeper: context Xk → Yk`, set at the end of every flush that changed the context). */
+export const flushed = (n: number): RpcStep => ({
+  waitFor: (_r: RpcRecord, all: readonly RpcRecord[]) => all.filter((x) => x.method === "setStatus" && String(x.statusText ?? "").startsWith("keeper: context ")).length >= n,
+  timeoutMs: 10_000,
+});
 
 export const STUB_HEAD = "[context-keeper] output pruned";
 export const CHAIN_HEAD = "[context-keeper] compressed tool chain";
 const CHAIN_REF = /^- .* ref=(\S+@-?\d+#\d+)$/gm;
-const STUB_REF = /keeper_recall ref=(\S+?)[.:](?:\s|$)/;
+const STUB_REF = /keeper_recall ref=(\S+?)(?: \([^)]*\))?[.:](?:\s|$)/;
 const PAGE_HEADER = /^\[keeper_recall ref=(\S+) tool=\S+\] chars (\d+)-(\d+) of (\d+) \(bytes \d+-\d+ of \d+\), (?:next offset (\d+)|end of output)$/;
 
 export function blocksOf(m: WireMessage): WireBlock[] {
