@@ -78,6 +78,26 @@ describe("a job late past the stall budget", () => {
     expect(last.type === "compaction" && last.summary.startsWith(`${upgrades[0].summary}\n\n---\n\n${LATE_DIGEST_HEADING}`)).toBe(true);
   });
 
+  test("an upgrade written while Pi waits for the next job: the next digest starts from it", async () => {
+    const { host, finish, builder } = setup({ stallMs: 1_000 });
+    await startJob(host);
+    await digestAtThreshold(host, 1_000);
+    for (let i = 0; i < 6; i++) builder.applyAll(TURN);
+    await startJob(host); // job 2 starts from the first digest: no upgrade yet
+    builder.applyAll(TURN);
+    host.tokens = 97_000;
+    const compaction = host.runPiCompaction(undefined, "threshold"); // Pi's event holds the branch as it is now
+    await flush();
+    finish(0); // job 1's summary comes during the wait: its upgrade is written
+    await flush();
+    const upgrade = host.sm.getBranch().flatMap((e) => (e.type === "custom" && e.customType === UPGRADE_ENTRY_TYPE ? [upgradeOf(e)!] : []))[0];
+    expect(upgrade).toBeDefined();
+    host.timers.advance(1_000);
+    expect(await compaction).toBe("extension");
+    const last = compactions(host).at(-1)!;
+    expect(last.type === "compaction" && last.summary.startsWith(`${upgrade!.summary}\n\n---\n\n${LATE_DIGEST_HEADING}`)).toBe(true);
+  });
+
   test("the job fails after the digest: nothing is written, the digest stays", async () => {
     const { host, runs } = setup({ stallMs: 0 });
     await startJob(host);

@@ -79,7 +79,7 @@ function afterWait(cx: StepContext, live: CompactionLive, event: BeforeCompact):
   if (waited.waitEnd === "aborted") return undefined;
   // Late past the stall budget: a digest now, the job's summary upgrades it later.
   if (waited.waitEnd === "timeout" && digestsWhenLate({ reason: trigger, stallMs: cx.setup.stallMs, maxWaitMs: cx.setup.waitMs })) {
-    const late = handOverLate(cx, event, jobId);
+    const late = handOverLate(cx, live, event, jobId);
     if (late) return late;
   }
   fallBack(cx, jobId);
@@ -115,13 +115,15 @@ function serveReady(cx: StepContext, live: CompactionLive, event: BeforeCompact)
  * The digest compaction for Pi's compaction now, with the pending job marked late; undefined
  * when the job is no longer the pending one.
  */
-function handOverLate(cx: StepContext, event: BeforeCompact, jobId: string): BeforeCompactAnswer {
+function handOverLate(cx: StepContext, live: CompactionLive, event: BeforeCompact, jobId: string): BeforeCompactAnswer {
   const s = cx.state.job;
   if (s.kind !== "pending" || s.job.jobId !== jobId) return undefined;
   const preparation = event.preparation;
   const primitives = cx.setup.primitives;
-  // The previous summary as the next job would read it: a late job's upgrade where one was written.
-  const ours = prepareCompaction(event.branchEntries, preparation.settings, primitives);
+  // The previous summary as the next job would read it: a late job's upgrade where one was
+  // written — read off the branch as it is now, since an upgrade may have landed during the wait
+  // (Pi's event holds the branch from before it).
+  const ours = prepareCompaction(live.branch(), preparation.settings, primitives);
   const digest = lateDigestCompaction({ ...preparation, previousSummary: ours?.previousSummary ?? preparation.previousSummary });
   // What the job's summary will not cover once it comes: from its cut to the digest's.
   const gap = messagesBetween(event.branchEntries, s.job.firstKeptEntryId, digest.firstKeptEntryId, primitives) ?? [];

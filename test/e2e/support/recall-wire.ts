@@ -13,8 +13,10 @@ export const flushed = (n: number): RpcStep => ({
 
 export const STUB_HEAD = "[context-keeper] output pruned";
 export const CHAIN_HEAD = "[context-keeper] compressed tool chain";
-const CHAIN_REF = /^- .* ref=(\S+@-?\d+#\d+)$/gm;
-const STUB_REF = /keeper_recall ref=(\S+?)(?: \([^)]*\))?[.:](?:\s|$)/;
+/** A compressed chain's call line and the ref it names. */
+export const CHAIN_REF = /^- .* ref=(\S+@-?\d+#\d+)$/gm;
+/** A stub's ref, with or without the part hint in parentheses after it. */
+export const STUB_REF = /keeper_recall ref=(\S+?)(?: \([^)]*\))?[.:](?:\s|$)/;
 const PAGE_HEADER = /^\[keeper_recall ref=(\S+) tool=\S+\] chars (\d+)-(\d+) of (\d+) \(bytes \d+-\d+ of \d+\), (?:next offset (\d+)|end of output)$/;
 
 export function blocksOf(m: WireMessage): WireBlock[] {

@@ -6,7 +6,7 @@
  */
 import type { GeminiRequest } from "../../support/fake-google/index.ts";
 import type { ChatRequest, JsonObject, ResponsesRequest } from "../../support/fake-openai/index.ts";
-import { CHAIN_HEAD, STUB_HEAD } from "./recall-wire.ts";
+import { CHAIN_HEAD, CHAIN_REF, STUB_HEAD, STUB_REF } from "./recall-wire.ts";
 
 export type WireItem =
   | { kind: "instruction"; text: string }
@@ -88,9 +88,6 @@ export function lastPromptIndex(items: WireItem[]): number {
 
 export const stubsOf = (items: WireItem[]) => items.filter((i): i is Extract<WireItem, { kind: "result" }> => i.kind === "result" && i.text.startsWith(STUB_HEAD));
 export const chainsOf = (items: WireItem[]) => items.filter((i) => (i.kind === "user" || i.kind === "text") && i.text.startsWith(CHAIN_HEAD));
-
-const STUB_REF = /keeper_recall ref=(\S+?)[.:](?:\s|$)/;
-const CHAIN_REF = /^- .* ref=(\S+@-?\d+#\d+)$/gm;
 
 /** Refs of every stub and compressed-chain call line before `end`, in order, deduplicated. */
 export function refsOf(items: WireItem[], end = items.length): string[] {
