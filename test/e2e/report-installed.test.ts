@@ -57,6 +57,11 @@ function userEnv(): Record<string, string> {
     npm_config_update_notifier: "false",
     npm_config_audit: "false",
     npm_config_fund: "false",
+    // A registry request that stalls is given up after 60 s and retried, instead of holding the
+    // install for npm's default 5 minutes (seen once in a full run on a loaded machine).
+    npm_config_fetch_timeout: "60000",
+    npm_config_fetch_retries: "4",
+    npm_config_fetch_retry_maxtimeout: "20000",
   };
 }
 
@@ -73,6 +78,7 @@ describe.skipIf(!haveNode)("the report outside the clone", () => {
 
     const prefix = join(root, "global");
     const install = spawnSync("npm", ["install", "-g", "--prefix", prefix, tarball], { cwd: root, env, encoding: "utf8", timeout: 300_000 });
+    if (install.status !== 0) console.error(`[report-installed] npm install -g: status ${install.status}, signal ${install.signal}\n${install.stderr.slice(-3000)}`);
     expect(install.status).toBe(0);
     const bin = join(prefix, "bin", "pi-context-keeper");
     const cli = (...args: string[]) => spawnSync(bin, args, { cwd: env.HOME, env, encoding: "utf8", timeout: 300_000 });
@@ -101,6 +107,7 @@ describe.skipIf(!haveNode)("the report outside the clone", () => {
   test("npx -p <tarball> pi-context-keeper runs it without installing", () => {
     const env = userEnv();
     const r = spawnSync("npx", ["--yes", "-p", tarball, "pi-context-keeper", "report", "--all", "--json"], { cwd: env.HOME, env, encoding: "utf8", timeout: 300_000 });
+    if (r.status !== 0) console.error(`[report-installed] npx: status ${r.status}, signal ${r.signal}\n${r.stderr.slice(-3000)}`);
     expect(r.status).toBe(0);
     expect((JSON.parse(r.stdout) as AllReportOutput).sessions.length).toBe(2);
   }, 600_000);
