@@ -31,6 +31,8 @@ export interface KeeperCommandDeps {
   cache: { whyText(): string; cacheText(): string };
   /** The extension was turned on mid-session: restore its state from the branch, activate recall. */
   activate(ctx: ExtensionContext): void;
+  /** The extension was turned off mid-session: take `keeper_recall` out of the active tools. */
+  deactivate(): void;
   /** Settings changed: redraw the status line. */
   refreshStatus(ctx: ExtensionContext): void;
   /** Estimated tokens the last render kept out of the request (the status line's figure). */
@@ -90,7 +92,8 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
       deps.activate(ctx);
       return "on from the next request: pruned history is sent again (the prompt cache is written once)";
     }
-    return "off from the next request: history goes to the model unchanged (the prompt cache is written once)";
+    deps.deactivate();
+    return "off from the next request: history goes to the model unchanged and keeper_recall is no longer offered (the prompt cache is written once)";
   }
 
   function applySet(ctx: ExtensionContext, key: string, value: unknown): string {
