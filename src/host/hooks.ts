@@ -7,7 +7,8 @@
  *
  * Orders, and why:
  * - session_start: the settings files first — every other part reads them (compaction's
- *   `isActive` too); then the keeper's restore, its status line, then compaction.
+ *   `isActive` too); then what else is loaded beside this copy (another copy of the package);
+ *   then the keeper's restore, its status line, then compaction.
  * - turn_end: the keeper's budget flush, then compaction (a draft or a background job). The
  *   flush only starts a background job whose capture reads the branch synchronously; a
  *   compaction draft is applied by Pi after every handler returned, so the flush sees the
@@ -28,9 +29,11 @@ import { createKeeperCompaction, type KeeperCompactionOptions } from "./compacti
 import { registerCompactNowCommand, registerDisabledCompactNowCommand } from "./compaction-command.ts";
 import type { CompactionPart } from "./compaction-host.ts";
 import { createEngineCell, type EngineCell } from "./engine-cell.ts";
+import { claimCopy, thisCopy, type KeeperCopy } from "./keeper-copies.ts";
 import { createKeeperHost, type KeeperHost, type KeeperHostOptions, type KeeperParts } from "./keeper-host.ts";
 import { faultNoticeOf, runParts, type PartName } from "./part-guard.ts";
 import { modelIdentity } from "./session-view.ts";
+import { copiesNotice } from "../ui/neighbours-text.ts";
 
 const KEEPER_COMMAND_DESCRIPTION = "context-keeper: status and settings; stats, now, why, cache, on, off, set, reset, save (Tab completes)";
 
@@ -45,16 +48,25 @@ export interface TableStep {
 const on = (part: PartName, handler: PiHandler | undefined): TableStep[] => (handler ? [{ part, handler }] : []);
 const message = (e: unknown) => (e as { message: ContextMessage }).message;
 
+/** Steps the registration adds beside the parts' own (`registerKeeper`). */
+export interface ExtraSteps {
+  /** Compaction's: what the env got wrong, said at session start. */
+  sessionStart?: PiHandler;
+  /** The settings part's: what else is loaded beside this copy, said at session start. */
+  neighbours?: PiHandler;
+}
+
 /**
  * Every Pi event the extension listens to → the steps it runs, in order (see the header for
  * why). `k`: the keeper's parts (absent: `./core`'s compaction alone); `c`: async compaction's
  * (absent: switched off).
  */
-export function piEventTable(k: KeeperParts | undefined, c: CompactionPart | undefined, extra: { sessionStart?: PiHandler } = {}): Record<string, TableStep[]> {
+export function piEventTable(k: KeeperParts | undefined, c: CompactionPart | undefined, extra: ExtraSteps = {}): Record<string, TableStep[]> {
   const h = c?.handlers;
   const table: Record<string, TableStep[]> = {
     session_start: [
       ...on("settings", k && ((_e, ctx) => k.setup.sessionStart(ctx))),
+      ...on("settings", k && extra.neighbours),
       ...on("pruning", k && ((_e, ctx) => k.pruning.sessionStart(ctx))),
       ...on("ui", k && ((_e, ctx) => k.ui.refresh(ctx))),
       ...on("compaction", extra.sessionStart),
@@ -103,7 +115,7 @@ export function guardedHandler(reporter: FaultReporter, event: string, steps: re
 }
 
 /** Register each Pi event of the table once, with its guarded steps. */
-export function registerTable(pi: ExtensionAPI, reporter: FaultReporter, keeper: KeeperParts | undefined, compaction: CompactionPart | undefined, extra: { sessionStart?: PiHandler } = {}): void {
+export function registerTable(pi: ExtensionAPI, reporter: FaultReporter, keeper: KeeperParts | undefined, compaction: CompactionPart | undefined, extra: ExtraSteps = {}): void {
   for (const [event, steps] of Object.entries(piEventTable(keeper, compaction, extra))) {
     (pi.on as (event: string, handler: (e: unknown, ctx: ExtensionContext) => unknown) => void)(event, guardedHandler(reporter, event, steps));
   }
@@ -114,6 +126,8 @@ export interface RegisterKeeperOptions {
   compaction?: KeeperCompactionOptions;
   /** The keeper's side (default `createKeeperHost`); tests pass a recording one. */
   createHost?: (pi: ExtensionAPI, hostOptions: KeeperHostOptions) => KeeperHost;
+  /** This copy and the copies of the package loaded after it, which registered nothing (`registerKeeperCopy`). */
+  copies?: { self: KeeperCopy; others: readonly KeeperCopy[] };
 }
 
 export interface RegisteredKeeper {
@@ -139,7 +153,12 @@ export function registerKeeper(pi: ExtensionAPI, options: RegisterKeeperOptions 
           if (!(keeper.settings().enabled && keeper.settings().compaction.enabled)) return;
           for (const d of compaction.diagnostics) keeper.perform(keeper.cell.step({ type: "notice", key: `compaction-env:${d.message}`, text: d.message, level: "warning" }).effects, ctx);
         };
-  registerTable(pi, keeper, keeper, compaction.part, { ...(envDiagnostics ? { sessionStart: envDiagnostics } : {}) });
+  const copies = options.copies;
+  // Another copy of the package registered nothing: said once, by this one.
+  const neighbours: PiHandler = (_e, ctx) => {
+    if (copies && copies.others.length > 0) keeper.perform(keeper.cell.step({ type: "notice", key: "copies", text: copiesNotice(copies.self, copies.others), level: "warning" }).effects, ctx);
+  };
+  registerTable(pi, keeper, keeper, compaction.part, { neighbours, ...(envDiagnostics ? { sessionStart: envDiagnostics } : {}) });
 
   pi.registerTool({ ...keeper.recallTool(), defaultActive: false });
   pi.registerCommand("keeper", {
@@ -150,4 +169,15 @@ export function registerKeeper(pi: ExtensionAPI, options: RegisterKeeperOptions 
   if (compaction.part) registerCompactNowCommand(pi, "async-compact-now", compaction.part.command);
   else registerDisabledCompactNowCommand(pi, compaction.label);
   return { keeper, compaction: compaction.part };
+}
+
+/**
+ * The extension's entry: this copy registers everything when it is the first copy of the package
+ * Pi loaded (`keeper-copies.ts`); a later copy registers nothing (no tool, command or handler)
+ * and returns undefined, and the running copy says so once.
+ */
+export function registerKeeperCopy(pi: ExtensionAPI, self: KeeperCopy = thisCopy()): RegisteredKeeper | undefined {
+  const claim = claimCopy(pi, self);
+  if (!claim.runs) return undefined;
+  return registerKeeper(pi, { copies: { self, others: claim.others } });
 }
