@@ -219,4 +219,20 @@ describe("executeRecall: a failed call whose arguments were purged", () => {
     expect(r.text.slice(r.details.bodyStart)).toBe("Error: EACCES");
     expect(r.details.part).toBe("output");
   });
+
+  test("arguments: true brings back the arguments whatever the ref hides (a collapsed chain's failed call), paged and by part", async () => {
+    const r = await executeRecall({ params: { ref: "w1@2#0", arguments: true }, store, branchMessages: branch });
+    expect(r.isError).toBe(false);
+    expect(r.text.slice(r.details.bodyStart)).toBe(JSON.stringify(args));
+    expect(r.details.part).toBe("arguments");
+    const paged = await executeRecall({ params: { ref: "w1@2#0", arguments: true, offset: 100, limit: 50 }, store, branchMessages: branch });
+    expect(paged.text.slice(paged.details.bodyStart)).toBe(JSON.stringify(args).slice(100, 150));
+    const byId = await executeRecall({ params: { toolCallId: "w1", arguments: true }, store: emptyRecallIndex(), branchMessages: branch });
+    expect(byId.text.slice(byId.details.bodyStart)).toBe(JSON.stringify(args));
+    const noIndex = await executeRecall({ params: { ref: "w1@2#0", arguments: true }, store: emptyRecallIndex(), branchMessages: branch });
+    expect(noIndex.text.slice(noIndex.details.bodyStart)).toBe(JSON.stringify(args));
+    const unknown = await executeRecall({ params: { ref: "nope@1#0", arguments: true }, store, branchMessages: branch });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.text).toContain('No call with ref "nope@1#0"');
+  });
 });

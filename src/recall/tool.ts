@@ -24,6 +24,7 @@ export const recallParameters = Type.Object({
   startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: first line." })),
   endLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: last line." })),
   pattern: Type.Optional(Type.String({ description: `Part: lines matching this regex, ±${DEFAULT_CONTEXT_LINES} lines.` })),
+  arguments: Type.Optional(Type.Boolean({ description: "true: the call's arguments (JSON) instead of its output, e.g. what a failed write tried to write." })),
 });
 
 export type RecallParams = Static<typeof recallParameters>;
@@ -139,6 +140,15 @@ function argumentsByRef(branchMessages: readonly ContextMessage[], ref: string):
   return { ref, toolCallId: call.toolCallId, toolName: call.toolName, text: JSON.stringify(call.arguments ?? {}), from: "session", part: "arguments" };
 }
 
+/** `arguments: true`: the call's arguments as the request carried them, paged like an output. */
+function argumentsResult(branchMessages: readonly ContextMessage[], ref: string, params: RecallParams): RecallResult {
+  // A bare tool-call id names the call when the branch holds one call of that id.
+  const byId = pairToolCalls(branchMessages).calls.filter((c) => c.toolCallId === ref);
+  const args = argumentsByRef(branchMessages, ref) ?? (byId.length === 1 ? argumentsByRef(branchMessages, byId[0]!.key) : undefined);
+  if (args) return pageResult(args, params);
+  return failure("unknown", `No call with ref "${ref}" on this branch, so its arguments cannot be given back. Pass the ref a stub or a chain's call line shows.`, { ref });
+}
+
 export async function executeRecall(options: {
   params: RecallParams;
   store: RecallIndex;
@@ -154,6 +164,7 @@ export async function executeRecall(options: {
   const purged = (ref: string) => (options.purgedArguments?.has(ref) ? argumentsByRef(options.branchMessages, ref) : undefined);
   const lookup = lookupRecall(store, { ref: params.ref, toolCallId: params.toolCallId });
   if (lookup.kind === "invalid") return failure("invalid", lookup.message);
+  if (params.arguments === true && lookup.kind !== "ambiguous") return argumentsResult(options.branchMessages, lookup.kind === "found" ? lookup.entry.occurrenceKey : lookup.query.trim(), params);
   if (lookup.kind === "ambiguous") {
     const refs = lookup.entries.map((e) => e.occurrenceKey);
     const text = [
@@ -206,7 +217,7 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
     name: RECALL_TOOL_NAME,
     label: "Recall pruned output",
     description:
-      "Get back the verbatim output of a pruned tool result (a stub with a ref) by its ref; startLine/endLine or pattern give a part. " +
+      "Get back the verbatim output of a pruned tool result (a stub with a ref) by its ref; startLine/endLine or pattern give a part; arguments=true gives the call's arguments instead. " +
       "Long outputs come in pages: pass the next offset the page header gives.",
     promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result (or part of it) by its ref`,
     parameters: recallParameters,
