@@ -10,7 +10,8 @@
  * protected call, or a batch not summarized, stays as it is.
  *
  * The collapsed text is one line per call — what was called, whether it failed (and, when the
- * line cuts a failed call's arguments, that `arguments=true` recalls them), its recall ref —
+ * line cuts a failed call's arguments, that `arguments=true` recalls them), the images its
+ * output carried (left out, one recall away), its recall ref —
  * and no summaries: the chain's final answer, kept after it, says what the calls found,
  * and any output is one `keeper_recall` away. Under a failed call's line go the lines an agent
  * comes back for — its failing tests and error lines (`kept-facts.ts`), within
@@ -25,6 +26,8 @@ import { type CallOccurrence, type Pairing, batchKeyOf } from "../prune/occurren
 import type { ProtectionMatcher } from "../prune/protection.ts";
 import { FAILED_ARGUMENTS_HINT, PART_HINT, STUB_PREFIX, describeCall, describeCallCuts } from "../prune/stub-text.ts";
 import { keptFacts } from "../summarize/kept-facts.ts";
+import { imageNote, resultWeight } from "../summarize/batch.ts";
+import { capturedCallOf } from "./capture.ts";
 import { findPaths } from "../summarize/output-facts.ts";
 import type { CompressedChain, SummaryRecord } from "../state/schema.ts";
 
@@ -65,8 +68,9 @@ function callLine(c: CallOccurrence, messages: readonly ContextMessage[], named:
   for (const p of fresh) named.add(p);
   const facts = r && isToolResult(r) && !isRecallCopy(c.toolName) ? keptFacts({ toolName: c.toolName, resultText: toolResultText(r), isError: r.isError }, { maxChars: factChars, skip: kept }) : [];
   for (const f of facts) kept.add(f);
+  const images = r && isToolResult(r) && !isRecallCopy(c.toolName) ? imageNote(capturedCallOf(c, r).images) : undefined;
   // The ref ends the call's line: recall readers find it there.
-  return [`- ${call}${failed}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`, ...facts.map((f) => `${FACT_INDENT}${f}`)].join("\n");
+  return [`- ${call}${failed}${images ? ` → ${images}` : ""}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`, ...facts.map((f) => `${FACT_INDENT}${f}`)].join("\n");
 }
 
 /** Whether a batch may collapse into call lines (see the module comment). */
@@ -86,7 +90,7 @@ function batchCollapses(batch: CallOccurrence[], input: ChainPlanInput): boolean
   // Aliased outputs point at an identical summarized one; what is left must be trivial.
   const chars = group.filter((c) => input.aliases[c.key] === undefined).reduce((n, c) => {
     const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
-    return n + (r && isToolResult(r) ? toolResultText(r).length : 0);
+    return n + (r && isToolResult(r) ? resultWeight(capturedCallOf(c, r)) : 0);
   }, 0);
   return chars < config.minBatchChars;
 }
