@@ -5,11 +5,9 @@
  * event bus runs.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fauxProvider } from "@earendil-works/pi-ai";
-import { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { inProcessPi } from "../../test/support/host/in-process-pi.ts";
 import { registerKeeperCopy } from "./hooks.ts";
 import { claimCopy, thisCopy } from "./keeper-copies.ts";
 
@@ -17,29 +15,9 @@ const A = { root: "/copies/a", version: "1.0.0" };
 const B = { root: "/copies/b", version: "0.9.0" };
 
 async function twoCopies() {
-  const dir = mkdtempSync(join(tmpdir(), "ck-copies-"));
   const runs: string[] = [];
   const copy = (self: typeof A) => (pi: ExtensionAPI) => void (registerKeeperCopy(pi, self) && runs.push(self.root));
-  const resourceLoader = new DefaultResourceLoader({
-    cwd: dir,
-    agentDir: dir,
-    noSkills: true,
-    noPromptTemplates: true,
-    noThemes: true,
-    noContextFiles: true,
-    extensionFactories: [copy(A), copy(B)],
-  });
-  await resourceLoader.reload();
-  const faux = fauxProvider({ models: [{ id: "faux-copies", contextWindow: 100_000 }] });
-  const { session, extensionsResult } = await createAgentSession({
-    cwd: dir,
-    agentDir: dir,
-    model: faux.getModel(),
-    sessionManager: SessionManager.inMemory(dir),
-    resourceLoader,
-    settingsManager: SettingsManager.inMemory({}),
-  });
-  return { session, extensionsResult, resourceLoader, runs };
+  return { ...(await inProcessPi({ factories: [copy(A), copy(B)] })), runs };
 }
 
 const registered = (e: { tools: Map<string, unknown>; commands: Map<string, unknown>; handlers: Map<string, unknown> }) => e.tools.size + e.commands.size + e.handlers.size;
