@@ -6,10 +6,11 @@
  * output is a copy of an original the recall index already holds, so it is never summarized or
  * stubbed — it stays raw while its tool loop does and leaves with it (`plan-chains.ts`). An output identical to one already
  * summarized is not sent to the summarizer again: it is reported as a duplicate to alias.
- * A batch whose remaining result text is shorter than `minBatchChars` is skipped.
+ * A batch whose remaining result text is shorter than `minBatchChars` is skipped (an image
+ * counts as `IMAGE_WEIGHT_CHARS`).
  */
-import type { CapturedCall, ToolBatch } from "../summarize/batch.ts";
-import { type ContextMessage, type ToolResultMessage, isToolResult, timestampOf, toolResultText } from "../session/messages.ts";
+import { type CapturedCall, type ToolBatch, resultWeight } from "../summarize/batch.ts";
+import { type ContextMessage, type ToolResultMessage, base64Bytes, isToolResult, timestampOf, toolResultImages, toolResultText } from "../session/messages.ts";
 import type { KeeperState, SummaryRecord } from "../state/schema.ts";
 import type { PruneConfig } from "../prune/config.ts";
 import { type CallOccurrence, batchKeyOf, pairToolCalls } from "../prune/occurrence.ts";
@@ -22,12 +23,14 @@ export const MIN_DUPLICATE_CHARS = 400;
 
 /** One paired call and its result as a captured call (`resultText` when already computed). */
 export function capturedCallOf(call: CallOccurrence, result: ToolResultMessage, resultText: string = toolResultText(result)): CapturedCall {
+  const images = toolResultImages(result).map((i) => ({ mimeType: i.mimeType, bytes: base64Bytes(i.data) }));
   return {
     occurrenceKey: call.key,
     toolCallId: call.toolCallId,
     toolName: call.toolName,
     arguments: call.arguments,
     resultText,
+    ...(images.length > 0 ? { images } : {}),
     isError: result.isError,
     assistantTimestamp: call.assistantTimestamp,
     resultTimestamp: timestampOf(result) ?? call.assistantTimestamp,
@@ -168,7 +171,8 @@ export function captureBatches(input: CaptureInput): CaptureResult {
       result.skipped.push({ batchKey, reason: sawDuplicate ? "duplicates-only" : sawProtected ? "protected" : sawRecall ? "recall" : "unfinished" });
       continue;
     }
-    const chars = calls.reduce((n, c) => n + c.resultText.length, 0);
+    // An image weighs what the estimator charges for it: a read of a picture is not trivial.
+    const chars = calls.reduce((n, c) => n + resultWeight(c), 0);
     if (chars < input.config.minBatchChars) {
       result.skipped.push({ batchKey, reason: "trivial" });
       continue;

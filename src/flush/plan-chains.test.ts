@@ -101,6 +101,21 @@ describe("proposeChains", () => {
     expect(bare!.text.split("\n")).toHaveLength(2);
   });
 
+  test("a failed call whose arguments the line cuts says that arguments=true recalls them; one shown whole does not", () => {
+    const content = "line\n".repeat(5000);
+    const messages: ContextMessage[] = [
+      user("p1", 1),
+      assistant([call("w", "write", { path: "out/r.txt", content }), call("l", "bash", { command: "ls out" })], 2),
+      result("w", "write", "EISDIR: illegal operation", 3, true),
+      result("l", "bash", "ls: out: No such file", 4, true),
+      assistant([text("both failed")], 5),
+    ];
+    const [chain] = chainsFor(messages, 0, {});
+    const lines = chain!.text.split("\n");
+    expect(lines.find((l) => l.startsWith("- write("))).toMatch(/^- write\(path=out\/r\.txt, content=line line .*…\) \(failed; arguments=true recalls its arguments\) ref=w@2#0$/);
+    expect(lines.find((l) => l.startsWith("- bash("))).toBe("- bash(command=ls out) (failed) ref=l@2#0");
+  });
+
   test("a batch kept raw (its summary was not shorter: an output of error lines only) does not hold its chain back", () => {
     const errorsOnly = Array.from({ length: 60 }, (_, i) => `${i}: ERROR worker failed: timeout`).join("\n");
     const messages: ContextMessage[] = [user("p1", 1), assistant([call("g", "bash", { command: "grep -n ERROR logs/w.log" })], 2), result("g", "bash", errorsOnly, 3), assistant([text("errors seen")], 4)];

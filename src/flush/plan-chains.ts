@@ -9,8 +9,10 @@
  * original one recall away, and their line names the ref they recalled. A chain holding a
  * protected call, or a batch not summarized, stays as it is.
  *
- * The collapsed text is one line per call — what was called, whether it failed, its recall
- * ref — and no summaries: the chain's final answer, kept after it, says what the calls found,
+ * The collapsed text is one line per call — what was called, whether it failed (and, when the
+ * line cuts a failed call's arguments, that `arguments=true` recalls them), the images its
+ * output carried (left out, one recall away), its recall ref —
+ * and no summaries: the chain's final answer, kept after it, says what the calls found,
  * and any output is one `keeper_recall` away. Under a failed call's line go the lines an agent
  * comes back for — its failing tests and error lines (`kept-facts.ts`), within
  * `keptFactChars`, each kept once across chains. So a chain costs a short line per call
@@ -22,8 +24,10 @@ import { findClosedChains } from "../prune/chains.ts";
 import { DEFAULT_KEPT_FACT_CHARS, RECALL_TOOL_NAME, isRecallCopy } from "../prune/config.ts";
 import { type CallOccurrence, type Pairing, batchKeyOf } from "../prune/occurrence.ts";
 import type { ProtectionMatcher } from "../prune/protection.ts";
-import { PART_HINT, STUB_PREFIX, describeCall } from "../prune/stub-text.ts";
+import { FAILED_ARGUMENTS_HINT, PART_HINT, STUB_PREFIX, describeCall, describeCallCuts } from "../prune/stub-text.ts";
 import { keptFacts } from "../summarize/kept-facts.ts";
+import { imageNote, resultWeight } from "../summarize/batch.ts";
+import { capturedCallOf } from "./capture.ts";
 import { findPaths } from "../summarize/output-facts.ts";
 import type { CompressedChain, SummaryRecord } from "../state/schema.ts";
 
@@ -48,21 +52,25 @@ const FACT_INDENT = "    ";
 const MAX_PATHS_PER_CALL = 40;
 
 /**
- * `- read(path=src/a.ts) (failed) ref=<key>`, with ` → paths: …` for the file paths its output
+ * `- read(path=src/a.ts) (failed) ref=<key>` (`(failed; arguments=true recalls its arguments)`
+ * when the line cuts the arguments), with ` → paths: …` for the file paths its output
  * named that the chain text has not named yet (`named` collects them across the chain), then
  * a failed call's kept facts (its failing tests and error lines), one per indented line.
  */
 function callLine(c: CallOccurrence, messages: readonly ContextMessage[], named: Set<string>, kept: Set<string>, factChars: number): string {
   const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
-  const failed = r && isToolResult(r) && r.isError ? " (failed)" : "";
+  const isFailed = !!r && isToolResult(r) && r.isError;
+  // A failed call's arguments exist nowhere else (a failed write's content is on no disk): when the line cuts them, it says how to recall them.
+  const failed = !isFailed ? "" : describeCallCuts(c.arguments) ? ` (failed; ${FAILED_ARGUMENTS_HINT})` : " (failed)";
   const call = describeCall(c.toolName, c.arguments);
   // A recall's paths are its original's, which that call's own line names.
   const fresh = r && isToolResult(r) && !isRecallCopy(c.toolName) ? findPaths(toolResultText(r)).filter((p) => !named.has(p) && !call.includes(p)).slice(0, MAX_PATHS_PER_CALL) : [];
   for (const p of fresh) named.add(p);
   const facts = r && isToolResult(r) && !isRecallCopy(c.toolName) ? keptFacts({ toolName: c.toolName, resultText: toolResultText(r), isError: r.isError }, { maxChars: factChars, skip: kept }) : [];
   for (const f of facts) kept.add(f);
+  const images = r && isToolResult(r) && !isRecallCopy(c.toolName) ? imageNote(capturedCallOf(c, r).images) : undefined;
   // The ref ends the call's line: recall readers find it there.
-  return [`- ${call}${failed}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`, ...facts.map((f) => `${FACT_INDENT}${f}`)].join("\n");
+  return [`- ${call}${failed}${images ? ` → ${images}` : ""}${fresh.length > 0 ? ` → paths: ${fresh.join(", ")}` : ""} ref=${c.key}`, ...facts.map((f) => `${FACT_INDENT}${f}`)].join("\n");
 }
 
 /** Whether a batch may collapse into call lines (see the module comment). */
@@ -82,7 +90,7 @@ function batchCollapses(batch: CallOccurrence[], input: ChainPlanInput): boolean
   // Aliased outputs point at an identical summarized one; what is left must be trivial.
   const chars = group.filter((c) => input.aliases[c.key] === undefined).reduce((n, c) => {
     const r = c.resultIndex === undefined ? undefined : messages[c.resultIndex];
-    return n + (r && isToolResult(r) ? toolResultText(r).length : 0);
+    return n + (r && isToolResult(r) ? resultWeight(capturedCallOf(c, r)) : 0);
   }, 0);
   return chars < config.minBatchChars;
 }

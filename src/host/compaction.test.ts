@@ -1,36 +1,15 @@
 /** The keeper with async compaction loads into a real in-process Pi session and serves its command. */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fauxProvider } from "@earendil-works/pi-ai";
-import { createAgentSession, DefaultResourceLoader, SessionManager, SettingsManager } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { inProcessPi } from "../../test/support/host/in-process-pi.ts";
 import type { LifecycleEvent } from "../compaction/lifecycle.ts";
 import { registerKeeper } from "./hooks.ts";
 
 async function load(env: Record<string, string>) {
-  const dir = mkdtempSync(join(tmpdir(), "ck-register-"));
   const events: LifecycleEvent[] = [];
   let registered: unknown = "not called";
-  const resourceLoader = new DefaultResourceLoader({
-    cwd: dir,
-    agentDir: dir,
-    noSkills: true,
-    noPromptTemplates: true,
-    noThemes: true,
-    noContextFiles: true,
-    extensionFactories: [(pi) => void (registered = registerKeeper(pi, { compaction: { env, onLifecycleEvent: (e) => events.push(e) } }).compaction)],
-  });
-  await resourceLoader.reload();
-  const faux = fauxProvider({ models: [{ id: "faux-reg", contextWindow: 100_000 }] });
-  const { session, extensionsResult } = await createAgentSession({
-    cwd: dir,
-    agentDir: dir,
-    model: faux.getModel(),
-    sessionManager: SessionManager.inMemory(dir),
-    resourceLoader,
-    settingsManager: SettingsManager.inMemory({}),
-  });
+  const factory = (pi: ExtensionAPI) => void (registered = registerKeeper(pi, { compaction: { env, onLifecycleEvent: (e) => events.push(e) } }).compaction);
+  const { session, extensionsResult } = await inProcessPi({ factories: [factory], model: { id: "faux-reg" } });
   return { session, extensionsResult, registered, events };
 }
 

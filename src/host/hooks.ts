@@ -7,7 +7,11 @@
  *
  * Orders, and why:
  * - session_start: the settings files first — every other part reads them (compaction's
- *   `isActive` too); then the keeper's restore, its status line, then compaction.
+ *   `isActive` too); then what else is loaded beside this copy (another copy of the package,
+ *   another async compaction — compaction's `isActive` reads that too); then the keeper's
+ *   restore, its status line, then compaction.
+ * - input: compaction's only — a typed `/async-compact-now` Pi found no command for (another
+ *   async compaction registered the same name) runs the other's command.
  * - turn_end: the keeper's budget flush, then compaction (a draft or a background job). The
  *   flush only starts a background job whose capture reads the branch synchronously; a
  *   compaction draft is applied by Pi after every handler returned, so the flush sees the
@@ -25,12 +29,15 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import type { EngineEffect } from "../engine/index.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { createKeeperCompaction, type KeeperCompactionOptions } from "./compaction.ts";
-import { registerCompactNowCommand, registerDisabledCompactNowCommand } from "./compaction-command.ts";
+import { DEFAULT_COMMAND_NAME, disabledCompactNow, registerCompactNowCommand } from "./compaction-command.ts";
 import type { CompactionPart } from "./compaction-host.ts";
 import { createEngineCell, type EngineCell } from "./engine-cell.ts";
+import { claimCopy, thisCopy, type KeeperCopy } from "./keeper-copies.ts";
 import { createKeeperHost, type KeeperHost, type KeeperHostOptions, type KeeperParts } from "./keeper-host.ts";
 import { faultNoticeOf, runParts, type PartName } from "./part-guard.ts";
+import { otherCompactionIn, routeCompactNow, runOtherCompactNow, type OtherCompaction } from "./neighbour-compaction.ts";
 import { modelIdentity } from "./session-view.ts";
+import { copiesNotice, otherCompactionNotice } from "../ui/neighbours-text.ts";
 
 const KEEPER_COMMAND_DESCRIPTION = "context-keeper: status and settings; stats, now, why, cache, on, off, set, reset, save (Tab completes)";
 
@@ -45,16 +52,27 @@ export interface TableStep {
 const on = (part: PartName, handler: PiHandler | undefined): TableStep[] => (handler ? [{ part, handler }] : []);
 const message = (e: unknown) => (e as { message: ContextMessage }).message;
 
+/** Steps the registration adds beside the parts' own (`registerKeeper`). */
+export interface ExtraSteps {
+  /** Compaction's: what the env got wrong, said at session start. */
+  sessionStart?: PiHandler;
+  /** The settings part's: what else is loaded beside this copy, said at session start. */
+  neighbours?: PiHandler;
+  /** Compaction's: a typed `/async-compact-now` beside another async compaction. */
+  input?: PiHandler;
+}
+
 /**
  * Every Pi event the extension listens to → the steps it runs, in order (see the header for
  * why). `k`: the keeper's parts (absent: `./core`'s compaction alone); `c`: async compaction's
  * (absent: switched off).
  */
-export function piEventTable(k: KeeperParts | undefined, c: CompactionPart | undefined, extra: { sessionStart?: PiHandler } = {}): Record<string, TableStep[]> {
+export function piEventTable(k: KeeperParts | undefined, c: CompactionPart | undefined, extra: ExtraSteps = {}): Record<string, TableStep[]> {
   const h = c?.handlers;
   const table: Record<string, TableStep[]> = {
     session_start: [
       ...on("settings", k && ((_e, ctx) => k.setup.sessionStart(ctx))),
+      ...on("settings", k && extra.neighbours),
       ...on("pruning", k && ((_e, ctx) => k.pruning.sessionStart(ctx))),
       ...on("ui", k && ((_e, ctx) => k.ui.refresh(ctx))),
       ...on("compaction", extra.sessionStart),
@@ -77,6 +95,7 @@ export function piEventTable(k: KeeperParts | undefined, c: CompactionPart | und
     before_provider_request: [...on("cache", k && ((e, ctx) => k.cache.beforeRequest(e, ctx))), ...on("pruning", k && ((_e, ctx) => k.pruning.requestBuilt(ctx)))],
     // A compaction about to apply discards the warmed prefix too (the keeper's integration only).
     cache_warming_decision: [...on("cache", k && ((e) => k.cache.warming(e))), ...on("compaction", k && h?.cache_warming_decision)],
+    input: on("compaction", k && extra.input),
     agent_end: on("compaction", h?.agent_end),
     session_before_compact: on("compaction", h?.session_before_compact),
     session_compact_failed: on("compaction", h?.session_compact_failed),
@@ -103,7 +122,7 @@ export function guardedHandler(reporter: FaultReporter, event: string, steps: re
 }
 
 /** Register each Pi event of the table once, with its guarded steps. */
-export function registerTable(pi: ExtensionAPI, reporter: FaultReporter, keeper: KeeperParts | undefined, compaction: CompactionPart | undefined, extra: { sessionStart?: PiHandler } = {}): void {
+export function registerTable(pi: ExtensionAPI, reporter: FaultReporter, keeper: KeeperParts | undefined, compaction: CompactionPart | undefined, extra: ExtraSteps = {}): void {
   for (const [event, steps] of Object.entries(piEventTable(keeper, compaction, extra))) {
     (pi.on as (event: string, handler: (e: unknown, ctx: ExtensionContext) => unknown) => void)(event, guardedHandler(reporter, event, steps));
   }
@@ -114,6 +133,8 @@ export interface RegisterKeeperOptions {
   compaction?: KeeperCompactionOptions;
   /** The keeper's side (default `createKeeperHost`); tests pass a recording one. */
   createHost?: (pi: ExtensionAPI, hostOptions: KeeperHostOptions) => KeeperHost;
+  /** This copy and the copies of the package loaded after it, which registered nothing (`registerKeeperCopy`). */
+  copies?: { self: KeeperCopy; others: readonly KeeperCopy[] };
 }
 
 export interface RegisteredKeeper {
@@ -124,10 +145,14 @@ export interface RegisteredKeeper {
 export function registerKeeper(pi: ExtensionAPI, options: RegisterKeeperOptions = {}): RegisteredKeeper {
   const cell = createEngineCell();
   const keeper = (options.createHost ?? createKeeperHost)(pi, { cell });
+  const ownRoot = (options.copies?.self ?? thisCopy()).root;
+  /** What else is loaded beside this copy, read at each session start. */
+  const beside: { compaction?: OtherCompaction } = {};
   const compaction = createKeeperCompaction(pi, {
     ...options.compaction,
     cell: keeper.cell,
-    isActive: () => keeper.settings().enabled && keeper.settings().compaction.enabled,
+    // Beside another async compaction the keeper's stands down: one summary job per compaction.
+    isActive: () => keeper.settings().enabled && keeper.settings().compaction.enabled && !beside.compaction,
     // After an apply the keeper prunes the kept tail again: measure the compacted context as sent.
     keeperRender: (ctx) => ({ settings: keeper.settings(), model: modelIdentity(ctx) }),
   });
@@ -139,7 +164,17 @@ export function registerKeeper(pi: ExtensionAPI, options: RegisterKeeperOptions 
           if (!(keeper.settings().enabled && keeper.settings().compaction.enabled)) return;
           for (const d of compaction.diagnostics) keeper.perform(keeper.cell.step({ type: "notice", key: `compaction-env:${d.message}`, text: d.message, level: "warning" }).effects, ctx);
         };
-  registerTable(pi, keeper, keeper, compaction.part, { ...(envDiagnostics ? { sessionStart: envDiagnostics } : {}) });
+  const copies = options.copies;
+  const neighbours: PiHandler = (_e, ctx) => {
+    // Another copy of the package registered nothing: said once, by this one.
+    if (copies && copies.others.length > 0) keeper.perform(keeper.cell.step({ type: "notice", key: "copies", text: copiesNotice(copies.self, copies.others), level: "warning" }).effects, ctx);
+    const other = otherCompactionIn(pi, ownRoot);
+    if (other) beside.compaction = other;
+    else delete beside.compaction;
+    if (other) keeper.perform(keeper.cell.step({ type: "notice", key: `other-compaction:${other.path}`, text: otherCompactionNotice(other.path), level: "warning" }).effects, ctx);
+  };
+  const input: PiHandler = (e) => routeCompactNow(pi, beside.compaction, e as never);
+  registerTable(pi, keeper, keeper, compaction.part, { neighbours, input, ...(envDiagnostics ? { sessionStart: envDiagnostics } : {}) });
 
   pi.registerTool({ ...keeper.recallTool(), defaultActive: false });
   pi.registerCommand("keeper", {
@@ -147,7 +182,19 @@ export function registerKeeper(pi: ExtensionAPI, options: RegisterKeeperOptions 
     getArgumentCompletions: (prefix) => keeper.keeperCompletions(prefix),
     handler: (args, ctx) => keeper.onKeeperCommand(args, ctx),
   });
-  if (compaction.part) registerCompactNowCommand(pi, "async-compact-now", compaction.part.command);
-  else registerDisabledCompactNowCommand(pi, compaction.label);
+  const ownCompactNow = compaction.part ? compaction.part.command : disabledCompactNow(compaction.label);
+  // Picked as this copy's renamed command (`async-compact-now:n`) beside another async compaction: the other's runs.
+  registerCompactNowCommand(pi, DEFAULT_COMMAND_NAME, (ctx, args) => (beside.compaction ? runOtherCompactNow(pi, beside.compaction, args) : ownCompactNow(ctx)));
   return { keeper, compaction: compaction.part };
+}
+
+/**
+ * The extension's entry: this copy registers everything when it is the first copy of the package
+ * Pi loaded (`keeper-copies.ts`); a later copy registers nothing (no tool, command or handler)
+ * and returns undefined, and the running copy says so once.
+ */
+export function registerKeeperCopy(pi: ExtensionAPI, self: KeeperCopy = thisCopy()): RegisteredKeeper | undefined {
+  const claim = claimCopy(pi, self);
+  if (!claim.runs) return undefined;
+  return registerKeeper(pi, { copies: { self, others: claim.others } });
 }

@@ -14,6 +14,8 @@ import { formatKeeperView, type KeeperStatusSection } from "../ui/keeper-view.ts
 import { flushOutcomeLine, formatStats, formatThinkingPolicy, nothingToFlush, type FlushReportView } from "../ui/pruning-view.ts";
 import { contextMessagesOf, modelIdentity } from "./session-view.ts";
 import type { SessionSettings } from "./session-settings.ts";
+import { changedSince, newProblems } from "../settings/file-changes.ts";
+import { filesChangedText } from "../ui/save-text.ts";
 import { saveOverridesToFile } from "./settings-file-write.ts";
 import { loadSettingsFromDisk } from "./settings-source.ts";
 import { resolveSummarizerModel } from "./summarize-effect.ts";
@@ -31,6 +33,8 @@ export interface KeeperCommandDeps {
   cache: { whyText(): string; cacheText(): string };
   /** The extension was turned on mid-session: restore its state from the branch, activate recall. */
   activate(ctx: ExtensionContext): void;
+  /** The extension was turned off mid-session: take `keeper_recall` out of the active tools. */
+  deactivate(): void;
   /** Settings changed: redraw the status line. */
   refreshStatus(ctx: ExtensionContext): void;
   /** Estimated tokens the last render kept out of the request (the status line's figure). */
@@ -90,7 +94,8 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
       deps.activate(ctx);
       return "on from the next request: pruned history is sent again (the prompt cache is written once)";
     }
-    return "off from the next request: history goes to the model unchanged (the prompt cache is written once)";
+    deps.deactivate();
+    return "off from the next request: history goes to the model unchanged and keeper_recall is no longer offered (the prompt cache is written once)";
   }
 
   function applySet(ctx: ExtensionContext, key: string, value: unknown): string {
@@ -131,16 +136,22 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
     const overrides = deps.settings.overrides();
     const result = saveOverridesToFile(file.path, overrides);
     if (!result.ok) return { text: `context-keeper: not saved to ${file.path}: ${result.message}`, level: "warning" };
-    // The files now hold the values: reload them and drop the overrides they make redundant.
-    deps.settings.load(loadSettingsFromDisk({ cwd: ctx.cwd, projectTrusted: ctx.isProjectTrusted() }));
+    const lines = [
+      `context-keeper: saved to ${file.path} (${file.label}): ${result.written.join(", ")}. Other keys in the file were kept.`,
+    ];
+    // The files as they are now: edited since the session read them, they are reported, not applied.
+    const then = deps.settings.loaded();
+    const now = loadSettingsFromDisk({ cwd: ctx.cwd, projectTrusted: ctx.isProjectTrusted() });
+    const changes = changedSince({ then: then.settings, now: now.settings, session: current(), except: new Set(deps.settings.overriddenKeys()) });
+    const changed = filesChangedText(changes, newProblems(then.diagnostics, now.diagnostics));
+    if (changed.length > 0) return { text: [...lines, ...changed].join("\n"), level: "warning" };
+    // Nothing else changed: the files now hold the saved values; drop the overrides they make redundant.
+    deps.settings.load(now);
     const kept: string[] = [];
     for (const key of deps.settings.overriddenKeys()) {
       if (show(valueAt(deps.settings.loaded().settings, key)) === show(valueAt(overrides, key))) deps.settings.reset(key);
       else kept.push(key);
     }
-    const lines = [
-      `context-keeper: saved to ${file.path} (${file.label}): ${result.written.join(", ")}. Other keys in the file were kept.`,
-    ];
     if (kept.length) lines.push(`A later settings file sets ${kept.join(", ")} differently and wins there; those stay session overrides.`);
     return { text: lines.join("\n"), level: kept.length ? "warning" : "info" };
   }

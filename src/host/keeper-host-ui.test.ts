@@ -86,9 +86,11 @@ describe("the host's ui wiring", () => {
     expect(host.settings().enabled).toBe(false);
     expect(notes.at(-1)).toContain("enabled = false for this session");
     expect(statuses.at(-1)).toBe("keeper: off");
+    expect(active).toEqual(["read"]);
     expect(host.onContext({ type: "context", messages } as never, ctx)).toBeUndefined();
     await host.onKeeperCommand("on", ctx);
     expect(host.settings().enabled).toBe(true);
+    expect(active).toEqual(["read", "keeper_recall"]);
     expect(host.onContext({ type: "context", messages } as never, ctx)).toBeDefined();
     await host.onKeeperCommand("reset", ctx);
     expect(notes.at(-1)).toContain("every session override dropped");

@@ -49,7 +49,7 @@ export interface KeeperParts {
     sessionStart(ctx: ExtensionContext): void;
   };
   pruning: {
-    /** With the extension on: restore the state from the branch, activate `keeper_recall`. */
+    /** With the extension on: restore the state from the branch, activate `keeper_recall`; off: deactivate it (a resumed session's loadout may hold it). */
     sessionStart(ctx: ExtensionContext): void;
     sessionTree(ctx: ExtensionContext): void;
     sessionCompact(ctx: ExtensionContext): void;
@@ -171,11 +171,21 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
     );
   };
 
+  /**
+   * `keeper_recall` in Pi's active tools exactly when the keeper is on. Pi restores the loadout a
+   * session recorded (at a resume and a tree navigation), so a keeper session resumed with the
+   * keeper off would still declare the tool: it is taken out here, and put back when on.
+   */
+  const syncRecallTool = (on: boolean) => {
+    const active = pi.getActiveTools();
+    if (on && !active.includes(RECALL_TOOL_NAME)) pi.setActiveTools([...active, RECALL_TOOL_NAME]);
+    if (!on && active.includes(RECALL_TOOL_NAME)) pi.setActiveTools(active.filter((name) => name !== RECALL_TOOL_NAME));
+  };
+
   /** Session start with the extension on, or `/keeper on` mid-session: restore from the branch, activate recall. */
   const activate = (ctx: ExtensionContext) => {
     restore(ctx);
-    const active = pi.getActiveTools();
-    if (!active.includes(RECALL_TOOL_NAME)) pi.setActiveTools([...active, RECALL_TOOL_NAME]);
+    syncRecallTool(true);
   };
 
   const flushNow = async (ctx: ExtensionContext): Promise<FlushReport | undefined> => {
@@ -192,6 +202,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
       cacheText: () => formatCacheView(cacheViewOf(cell.get().wire, cell.get().keeper.stats.rewritesCaused)),
     },
     activate,
+    deactivate: () => syncRecallTool(false),
     refreshStatus: (ctx) => statusLine.refresh(ctx),
     prunedTokens: () => statusLine.prunedTokens(),
     report,
@@ -233,9 +244,12 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
     pruning: {
       sessionStart(ctx) {
         if (settings().enabled) activate(ctx);
+        else syncRecallTool(false);
       },
       sessionTree(ctx) {
-        if (settings().enabled) restore(ctx);
+        // Pi restored the branch's recorded loadout before this event.
+        if (settings().enabled) activate(ctx);
+        else syncRecallTool(false);
       },
       sessionCompact(ctx) {
         if (settings().enabled) cell.step({ type: "compacted", context: contextMessagesOf(ctx) });

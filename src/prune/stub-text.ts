@@ -87,18 +87,29 @@ export function purgedArguments(key: string): { _purged: string } {
 
 const MAX_ARG_CHARS = 80;
 
+/** One argument as a call line shows it, and whether the line leaves part of it out. */
+function describeArgument(k: string, v: unknown): { text: string; cut: boolean } {
+  if (typeof v === "string" && (isCommandKey(k) || isPathKey(k) || looksLikePathValue(v))) return { text: `${k}=${v}`, cut: false };
+  if (isPathKey(k) && Array.isArray(v) && v.every((x) => typeof x === "string")) return { text: `${k}=${v.join(", ")}`, cut: false };
+  const s = typeof v === "string" ? v : JSON.stringify(v);
+  const flat = (s ?? "").replace(/\s+/g, " ");
+  const cut = flat.length > MAX_ARG_CHARS;
+  return { text: `${k}=${cut ? `${flat.slice(0, MAX_ARG_CHARS)}…` : flat}`, cut: cut || flat !== (s ?? "") };
+}
+
 /**
  * One-line description of a call for compressed chains: `read(path=src/a.ts)`. Commands
  * and paths stay whole and verbatim (the facts a summary must never lose, as in the
  * extractive summary); other long values are flattened and cut.
  */
 export function describeCall(toolName: string, args: Record<string, unknown>): string {
-  const parts = Object.entries(args).map(([k, v]) => {
-    if (typeof v === "string" && (isCommandKey(k) || isPathKey(k) || looksLikePathValue(v))) return `${k}=${v}`;
-    if (isPathKey(k) && Array.isArray(v) && v.every((x) => typeof x === "string")) return `${k}=${v.join(", ")}`;
-    const s = typeof v === "string" ? v : JSON.stringify(v);
-    const flat = (s ?? "").replace(/\s+/g, " ");
-    return `${k}=${flat.length > MAX_ARG_CHARS ? `${flat.slice(0, MAX_ARG_CHARS)}…` : flat}`;
-  });
-  return `${toolName}(${parts.join(", ")})`;
+  return `${toolName}(${Object.entries(args).map(([k, v]) => describeArgument(k, v).text).join(", ")})`;
 }
+
+/** Whether `describeCall` leaves out part of these arguments (a value cut or its whitespace flattened). */
+export function describeCallCuts(args: Record<string, unknown>): boolean {
+  return Object.entries(args).some(([k, v]) => describeArgument(k, v).cut);
+}
+
+/** What a collapsed chain's line of a failed call whose arguments it cut says about getting them back (its ref ends the line). */
+export const FAILED_ARGUMENTS_HINT = "arguments=true recalls its arguments";

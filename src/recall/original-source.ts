@@ -5,25 +5,33 @@
  * original on the branch (`findResultByRef`).
  */
 import { pairToolCalls } from "../prune/occurrence.ts";
-import { type ContextMessage, isAssistant, isToolResult, timestampOf, toolCallsOf, toolResultText } from "../session/messages.ts";
+import { type ContextMessage, type ImageContent, isAssistant, isToolResult, timestampOf, toolCallsOf, toolResultImages, toolResultText } from "../session/messages.ts";
 import { sha256Hex } from "../summarize/text-measure.ts";
 import type { RecallEntry } from "./recall-index.ts";
 
+/** The images the original carried beside its text, when it came from the session (a spill holds the text only). */
+type WithImages = { images?: ImageContent[] };
+
 export type OriginalLookup =
-  | { ok: true; text: string; from: "session" | "spill" }
+  | ({ ok: true; text: string; from: "session" | "spill" } & WithImages)
   | { ok: false; reason: string };
+
+const imagesOf = (m: Parameters<typeof toolResultImages>[0]): WithImages => {
+  const images = toolResultImages(m);
+  return images.length > 0 ? { images } : {};
+};
 
 export type ReadSpill = (path: string) => Promise<string>;
 
-/** The tool result in `messages` that is this entry's original, if the branch holds it. */
-export function findOriginalInMessages(entry: RecallEntry, messages: readonly ContextMessage[]): string | undefined {
-  let fallback: string | undefined;
+/** The tool result in `messages` that is this entry's original (its text and images), if the branch holds it. */
+export function findOriginalInMessages(entry: RecallEntry, messages: readonly ContextMessage[]): ({ text: string } & WithImages) | undefined {
+  let fallback: ({ text: string } & WithImages) | undefined;
   for (const m of messages) {
     if (!isToolResult(m) || m.toolCallId !== entry.toolCallId) continue;
     const text = toolResultText(m);
     if (sha256Hex(text) !== entry.sha256) continue;
-    if (m.timestamp === entry.timestamp) return text;
-    fallback ??= text; // same id and same bytes: the same original whatever its timestamp
+    if (m.timestamp === entry.timestamp) return { text, ...imagesOf(m) };
+    fallback ??= { text, ...imagesOf(m) }; // same id and same bytes: the same original whatever its timestamp
   }
   return fallback;
 }
@@ -35,7 +43,7 @@ export async function resolveOriginal(options: {
 }): Promise<OriginalLookup> {
   const { entry } = options;
   const fromSession = findOriginalInMessages(entry, options.branchMessages);
-  if (fromSession !== undefined) return { ok: true, text: fromSession, from: "session" };
+  if (fromSession !== undefined) return { ok: true, ...fromSession, from: "session" };
   if (entry.spillPath === undefined) {
     return { ok: false, reason: "The original is not on the current branch of this session and was not spilled to a file." };
   }
@@ -51,7 +59,7 @@ export async function resolveOriginal(options: {
 }
 
 export type RefOnBranch =
-  | { ok: true; text: string; toolCallId: string; toolName: string; isError: boolean; timestamp: number | undefined }
+  | ({ ok: true; text: string; toolCallId: string; toolName: string; isError: boolean; timestamp: number | undefined } & WithImages)
   | { ok: false; reason: string };
 
 const REF_PATTERN = /^(.+)@(-?\d+)#(\d+)$/;
@@ -76,5 +84,5 @@ export function findResultByRef(messages: readonly ContextMessage[], ref: string
   const call = pairToolCalls(messages).calls.find((c) => c.key === ref.trim());
   const r = call?.resultIndex === undefined ? undefined : messages[call.resultIndex];
   if (!call || !r || !isToolResult(r)) return { ok: false, reason: `the call ${ref} has no result on the current branch` };
-  return { ok: true, text: toolResultText(r), toolCallId, toolName: r.toolName, isError: r.isError, timestamp: timestampOf(r) };
+  return { ok: true, text: toolResultText(r), ...imagesOf(r), toolCallId, toolName: r.toolName, isError: r.isError, timestamp: timestampOf(r) };
 }

@@ -6,7 +6,7 @@ import type { CapturedCall } from "../summarize/batch.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { type RecallIndex, emptyRecallIndex, recordOriginals } from "./recall-index.ts";
 import { createRecallToolDefinition, executeRecall, recallParameters } from "./tool.ts";
-import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
+import { assistant, call, imageResult, result, text, user } from "../../test/support/message-factory.ts";
 
 function captured(id: string, assistantTs: number, k: number, text: string, toolName = "bash"): CapturedCall {
   return { occurrenceKey: `${id}@${assistantTs}#${k}`, toolCallId: id, toolName, arguments: {}, resultText: text, isError: false, assistantTimestamp: assistantTs, resultTimestamp: assistantTs + 1 };
@@ -218,5 +218,53 @@ describe("executeRecall: a failed call whose arguments were purged", () => {
     const r = await executeRecall({ params: { ref: "w1@2#0" }, store, branchMessages: branch, purgedArguments: new Set() });
     expect(r.text.slice(r.details.bodyStart)).toBe("Error: EACCES");
     expect(r.details.part).toBe("output");
+  });
+
+  test("arguments: true brings back the arguments whatever the ref hides (a collapsed chain's failed call), paged and by part", async () => {
+    const r = await executeRecall({ params: { ref: "w1@2#0", arguments: true }, store, branchMessages: branch });
+    expect(r.isError).toBe(false);
+    expect(r.text.slice(r.details.bodyStart)).toBe(JSON.stringify(args));
+    expect(r.details.part).toBe("arguments");
+    const paged = await executeRecall({ params: { ref: "w1@2#0", arguments: true, offset: 100, limit: 50 }, store, branchMessages: branch });
+    expect(paged.text.slice(paged.details.bodyStart)).toBe(JSON.stringify(args).slice(100, 150));
+    const byId = await executeRecall({ params: { toolCallId: "w1", arguments: true }, store: emptyRecallIndex(), branchMessages: branch });
+    expect(byId.text.slice(byId.details.bodyStart)).toBe(JSON.stringify(args));
+    const noIndex = await executeRecall({ params: { ref: "w1@2#0", arguments: true }, store: emptyRecallIndex(), branchMessages: branch });
+    expect(noIndex.text.slice(noIndex.details.bodyStart)).toBe(JSON.stringify(args));
+    const unknown = await executeRecall({ params: { ref: "nope@1#0", arguments: true }, store, branchMessages: branch });
+    expect(unknown.isError).toBe(true);
+    expect(unknown.text).toContain('No call with ref "nope@1#0"');
+  });
+});
+
+describe("executeRecall: an output with an image", () => {
+  const DATA = Buffer.alloc(600, 3).toString("base64");
+  const note = "Read image file [image/png]\n" + "pixel notes\n".repeat(40);
+  const branch: ContextMessage[] = [
+    user("look", 1),
+    assistant([call("img", "read", { path: "c.png" })], 2),
+    { ...imageResult("img", "read", "image/png", DATA, 3), content: [{ type: "text", text: note }, { type: "image", data: DATA, mimeType: "image/png" }] } as ContextMessage,
+    assistant([text("a chart")], 4),
+  ];
+  const { index: store } = recordOriginals(emptyRecallIndex(), { calls: [{ ...captured("img", 2, 0, note, "read"), resultTimestamp: 3 }] });
+  const image = { type: "image" as const, data: DATA, mimeType: "image/png" };
+
+  test("the image comes back beside the first page and a part, not with later pages; also found by ref alone", async () => {
+    const first = await executeRecall({ params: { ref: "img@2#0", limit: 100 }, store, branchMessages: branch });
+    expect(first.images).toEqual([image]);
+    expect(first.details.images).toBe(1);
+    const later = await executeRecall({ params: { ref: "img@2#0", offset: first.details.nextOffset, limit: 100 }, store, branchMessages: branch });
+    expect(later.images).toBeUndefined();
+    const part = await executeRecall({ params: { ref: "img@2#0", startLine: 1, endLine: 1 }, store, branchMessages: branch });
+    expect(part.images).toEqual([image]);
+    const noIndex = await executeRecall({ params: { ref: "img@2#0" }, store: emptyRecallIndex(), branchMessages: branch });
+    expect(noIndex.images).toEqual([image]);
+  });
+
+  test("the tool returns it as an image block after the text", async () => {
+    const tool = createRecallToolDefinition({ getStore: () => store, getBranchMessages: () => branch });
+    const out = await tool.execute("c1", { ref: "img@2#0" }, undefined, undefined, {} as never);
+    expect(out.content.map((b) => b.type)).toEqual(["text", "image"]);
+    expect(out.content[1]).toEqual(image);
   });
 });

@@ -1,6 +1,6 @@
 /**
- * `keeper_recall`: give the model back a pruned tool output, verbatim: page by page, or only the
- * part it needs — a line range, or the lines matching a pattern with a few lines of context
+ * `keeper_recall`: give the model back a pruned tool output, verbatim — its images too, as image
+ * blocks beside the first page — page by page, or only the part it needs — a line range, or the lines matching a pattern with a few lines of context
  * (`partial.ts`). `executeRecall` is the whole behaviour over plain data; the tool definition
  * only wires Pi's execute signature to it.
  */
@@ -8,7 +8,7 @@ import type { ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding
 import { Type } from "typebox";
 import type { Static } from "typebox";
 import { RECALL_TOOL_NAME } from "../prune/config.ts";
-import type { ContextMessage } from "../session/messages.ts";
+import type { ContextMessage, ImageContent } from "../session/messages.ts";
 import { DEFAULT_PAGE_CHARS, pageOf } from "./paging.ts";
 import { DEFAULT_CONTEXT_LINES, type PartSlice, partOf, wantsPart } from "./partial.ts";
 import { findResultByRef, type ReadSpill, resolveOriginal } from "./original-source.ts";
@@ -24,6 +24,7 @@ export const recallParameters = Type.Object({
   startLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: first line." })),
   endLine: Type.Optional(Type.Integer({ minimum: 1, description: "Part: last line." })),
   pattern: Type.Optional(Type.String({ description: `Part: lines matching this regex, ±${DEFAULT_CONTEXT_LINES} lines.` })),
+  arguments: Type.Optional(Type.Boolean({ description: "true: the call's arguments (JSON) instead of its output, e.g. what a failed write tried to write." })),
 });
 
 export type RecallParams = Static<typeof recallParameters>;
@@ -51,12 +52,16 @@ export interface RecallDetails {
   candidates?: string[];
   /** A part (line range or pattern): the original's line count, the parts given, and how many lines matched. */
   totalLines?: number;
+  /** How many images the result returns beside the text (the original's, with its first page or a part). */
+  images?: number;
   slices?: PartSlice[];
   matches?: number;
 }
 
 export interface RecallResult {
   text: string;
+  /** The original's images, returned beside the text of its first page or a part of it. */
+  images?: ImageContent[];
   details: RecallDetails;
   isError: boolean;
 }
@@ -74,8 +79,15 @@ interface Recovered {
   toolCallId: string;
   toolName: string;
   text: string;
+  images?: ImageContent[];
   from: "session" | "spill" | "branch";
   part?: "arguments";
+}
+
+/** The original's images go back with its first page or a part (never with later pages: once is enough). */
+function withImages(result: RecallResult, original: Recovered, first: boolean): RecallResult {
+  if (!first || !original.images || original.images.length === 0) return result;
+  return { ...result, images: original.images, details: { ...result.details, images: original.images.length } };
 }
 
 function headOf(original: Recovered): string {
@@ -88,11 +100,11 @@ function partResult(original: Recovered, params: RecallParams): RecallResult {
   const head = headOf(original);
   const part = partOf(original.text, params, params.limit ?? DEFAULT_PAGE_CHARS, (summary) => head.length + 1 + summary.length + 1);
   if ("error" in part) return failure("invalid", `Cannot return that part of ${original.ref}: ${part.error}`, base);
-  return {
+  return withImages({
     text: `${head} ${part.summary}\n${part.body}`,
     details: { status: "ok", ...base, source: original.from, totalChars: original.text.length, totalLines: part.totalLines, slices: part.slices, ...(part.matches !== undefined ? { matches: part.matches } : {}), part: original.part ?? "output" },
     isError: false,
-  };
+  }, original, true);
 }
 
 function pageResult(original: Recovered, params: RecallParams): RecallResult {
@@ -105,7 +117,7 @@ function pageResult(original: Recovered, params: RecallParams): RecallResult {
   const page = pageOf(original.text, offset, params.limit ?? DEFAULT_PAGE_CHARS);
   const more = page.nextOffset !== undefined ? `next offset ${page.nextOffset}` : "end of output";
   const header = `${headOf(original)} chars ${page.start}-${page.end} of ${page.totalChars} (bytes ${page.startByte}-${page.endByte} of ${page.totalBytes}), ${more}`;
-  return {
+  return withImages({
     text: `${header}\n${page.text}`,
     details: {
       status: "ok",
@@ -122,14 +134,14 @@ function pageResult(original: Recovered, params: RecallParams): RecallResult {
       part: original.part ?? "output",
     },
     isError: false,
-  };
+  }, original, offset === 0);
 }
 
 /** The branch by ref, as a recovered original (or why not). */
 function fromBranch(branchMessages: readonly ContextMessage[], ref: string): { ok: true; original: Recovered } | { ok: false; reason: string } {
   const found = findResultByRef(branchMessages, ref);
   if (!found.ok) return found;
-  return { ok: true, original: { ref: ref.trim(), toolCallId: found.toolCallId, toolName: found.toolName, text: found.text, from: "branch" } };
+  return { ok: true, original: { ref: ref.trim(), toolCallId: found.toolCallId, toolName: found.toolName, text: found.text, ...(found.images ? { images: found.images } : {}), from: "branch" } };
 }
 
 /** The arguments of the call a ref names, as the request carried them (JSON), when the branch holds the call. */
@@ -137,6 +149,15 @@ function argumentsByRef(branchMessages: readonly ContextMessage[], ref: string):
   const call = pairToolCalls(branchMessages).calls.find((c) => c.key === ref);
   if (!call) return undefined;
   return { ref, toolCallId: call.toolCallId, toolName: call.toolName, text: JSON.stringify(call.arguments ?? {}), from: "session", part: "arguments" };
+}
+
+/** `arguments: true`: the call's arguments as the request carried them, paged like an output. */
+function argumentsResult(branchMessages: readonly ContextMessage[], ref: string, params: RecallParams): RecallResult {
+  // A bare tool-call id names the call when the branch holds one call of that id.
+  const byId = pairToolCalls(branchMessages).calls.filter((c) => c.toolCallId === ref);
+  const args = argumentsByRef(branchMessages, ref) ?? (byId.length === 1 ? argumentsByRef(branchMessages, byId[0]!.key) : undefined);
+  if (args) return pageResult(args, params);
+  return failure("unknown", `No call with ref "${ref}" on this branch, so its arguments cannot be given back. Pass the ref a stub or a chain's call line shows.`, { ref });
 }
 
 export async function executeRecall(options: {
@@ -154,6 +175,7 @@ export async function executeRecall(options: {
   const purged = (ref: string) => (options.purgedArguments?.has(ref) ? argumentsByRef(options.branchMessages, ref) : undefined);
   const lookup = lookupRecall(store, { ref: params.ref, toolCallId: params.toolCallId });
   if (lookup.kind === "invalid") return failure("invalid", lookup.message);
+  if (params.arguments === true && lookup.kind !== "ambiguous") return argumentsResult(options.branchMessages, lookup.kind === "found" ? lookup.entry.occurrenceKey : lookup.query.trim(), params);
   if (lookup.kind === "ambiguous") {
     const refs = lookup.entries.map((e) => e.occurrenceKey);
     const text = [
@@ -182,7 +204,7 @@ export async function executeRecall(options: {
   if (args) return pageResult(args, params);
   const base = { ref: entry.occurrenceKey, toolCallId: entry.toolCallId, toolName: entry.toolName };
   const original = await resolveOriginal({ entry, branchMessages: options.branchMessages, readSpill: options.readSpill });
-  if (original.ok) return pageResult({ ...base, text: original.text, from: original.from }, params);
+  if (original.ok) return pageResult({ ...base, text: original.text, ...(original.images ? { images: original.images } : {}), from: original.from }, params);
   // The index entry matches nothing (a wrong field, a lost spill): the ref still names the result on the branch.
   const branch = fromBranch(options.branchMessages, entry.occurrenceKey);
   if (branch.ok) return pageResult(branch.original, params);
@@ -206,7 +228,7 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
     name: RECALL_TOOL_NAME,
     label: "Recall pruned output",
     description:
-      "Get back the verbatim output of a pruned tool result (a stub with a ref) by its ref; startLine/endLine or pattern give a part. " +
+      "Get back the verbatim output of a pruned tool result (a stub with a ref) by its ref, its images included; startLine/endLine or pattern give a part; arguments=true gives the call's arguments instead. " +
       "Long outputs come in pages: pass the next offset the page header gives.",
     promptSnippet: `${RECALL_TOOL_NAME}: get back the exact output of a pruned tool result (or part of it) by its ref`,
     parameters: recallParameters,
@@ -218,7 +240,7 @@ export function createRecallToolDefinition(deps: RecallToolDeps): ToolDefinition
         readSpill: deps.readSpill,
         purgedArguments: deps.purgedArguments?.(ctx),
       });
-      return { content: [{ type: "text", text: result.text }], details: result.details, isError: result.isError };
+      return { content: [{ type: "text", text: result.text }, ...(result.images ?? [])], details: result.details, isError: result.isError };
     },
   };
 }

@@ -48,6 +48,17 @@ export function toolResultText(m: ToolResultMessage): string {
   return out;
 }
 
+/** The image blocks of a tool result (a `read` of a picture, on a model that takes images). */
+export function toolResultImages(m: ToolResultMessage): ImageContent[] {
+  return m.content.filter((b): b is ImageContent => b.type === "image");
+}
+
+/** Decoded size of base64 data. */
+export function base64Bytes(data: string): number {
+  const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
 /** Timestamp of a message, or undefined when Pi's message shape carries none. */
 export function timestampOf(m: ContextMessage): number | undefined {
   const t = (m as { timestamp?: unknown }).timestamp;

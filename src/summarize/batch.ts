@@ -12,6 +12,8 @@ export interface CapturedCall {
   arguments: Record<string, unknown>;
   /** Concatenated text of the tool result, verbatim. */
   resultText: string;
+  /** The images the result carried beside its text (absent: none). Their data stays in the session; recall reads it there. */
+  images?: ResultImage[];
   isError: boolean;
   assistantTimestamp: number;
   resultTimestamp: number;
@@ -39,4 +41,37 @@ export interface BatchSummary {
 
 export function occurrenceKey(toolCallId: string, assistantTimestamp: number, indexInMessage: number): string {
   return `${toolCallId}@${assistantTimestamp}#${indexInMessage}`;
+}
+
+/** An image of a tool result, as a summary describes it. */
+export interface ResultImage {
+  mimeType: string;
+  /** Decoded size. */
+  bytes: number;
+}
+
+/**
+ * What an image weighs against text when deciding whether a batch is worth pruning and whether
+ * its summary is shorter: the token estimator's flat 1,600 tokens per image, at the 3.1
+ * characters a token of tool output the summary sizes use.
+ */
+export const IMAGE_WEIGHT_CHARS = 4_960;
+
+/** A call's output size for pruning decisions: its text, and its images at `IMAGE_WEIGHT_CHARS` each. */
+export function resultWeight(call: Pick<CapturedCall, "resultText" | "images">): number {
+  return call.resultText.length + (call.images?.length ?? 0) * IMAGE_WEIGHT_CHARS;
+}
+
+function sizeLabel(bytes: number): string {
+  return bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/**
+ * `1 image left out (image/png, 3.4 KB): keeper_recall of this ref returns it` — what a stub or a
+ * chain's call line says of a pruned result's images; undefined when it had none.
+ */
+export function imageNote(images: readonly ResultImage[] | undefined): string | undefined {
+  if (!images || images.length === 0) return undefined;
+  const list = images.map((i) => `${i.mimeType}, ${sizeLabel(i.bytes)}`).join("; ");
+  return `${images.length} image${images.length > 1 ? "s" : ""} left out (${list}): keeper_recall of this ref returns ${images.length > 1 ? "them" : "it"}`;
 }

@@ -41,7 +41,7 @@ describe("extractive summary", () => {
     expect(text).not.toContain("last useful line");
     expect(text).toContain("src/parser.ts(12,3): error TS2322");
     for (let k = 0; k < 7; k++) expect(text).toContain(`test/case-${k}.test.ts`);
-    expect(findMissingFacts(b, text)).toEqual({ paths: [], commands: [], exitCodes: [], errorLines: [] });
+    expect(findMissingFacts(b, text)).toEqual({ paths: [], commands: [], exitCodes: [], errorLines: [], images: [] });
   });
   test("is much shorter than a big output", () => {
     const s = summarizeExtractively(b);

@@ -10,7 +10,7 @@
  * it showed, the original is one `keeper_recall` away, and every character of a summary is
  * read again by each later request.
  */
-import type { BatchSummary, CapturedCall, ToolBatch } from "./batch.ts";
+import { type BatchSummary, type CapturedCall, type ToolBatch, imageNote, resultWeight } from "./batch.ts";
 import {
   type CallFacts,
   type ExitStatus,
@@ -81,6 +81,17 @@ function contentLines(text: string, status: ExitStatus | undefined): string[] {
   return lines.slice(0, end);
 }
 
+/**
+ * A call's status line after `status: `: its status, then its size — `12 lines · 480 bytes`, or
+ * for a result with images what was left out and how to get it back (never the length of Pi's
+ * one-line note beside an image as if it were the output).
+ */
+export function statusLine(status: string, call: Pick<CapturedCall, "images">, facts: Pick<CallFacts, "lineCount" | "byteCount">): string {
+  const images = imageNote(call.images);
+  if (!images) return `${status} · ${facts.lineCount} lines · ${facts.byteCount} bytes`;
+  return `${status} · ${images}${facts.lineCount > 1 ? ` · text beside it: ${facts.lineCount} lines · ${facts.byteCount} bytes` : ""}`;
+}
+
 function formatCall(call: CapturedCall, position: number, facts: CallFacts, o: Required<ExtractiveOptions>): string {
   const out: string[] = [`[${position}] ${call.toolName}`];
   for (const [key, value] of Object.entries(call.arguments ?? {})) out.push(`  ${formatArgument(key, value, o.maxArgChars)}`);
@@ -88,7 +99,7 @@ function formatCall(call: CapturedCall, position: number, facts: CallFacts, o: R
   const statusCode = facts.status?.kind === "exit" || facts.status?.kind === "timeout" ? facts.status.code : undefined;
   const otherCodes = facts.exitFacts.flatMap((f) => (f.kind === "code" && f.code !== statusCode ? [f.code] : []));
   const status = describeStatus(facts.status, call.isError);
-  out.push(`  status: ${status} · ${facts.lineCount} lines · ${facts.byteCount} bytes`);
+  out.push(`  status: ${statusLine(status, call, facts)}`);
   if (otherCodes.length > 0) out.push(`  exit codes mentioned: ${otherCodes.map((c) => `exit code ${c}`).join(", ")}`);
 
   const lines = contentLines(call.resultText, facts.status);
@@ -128,9 +139,9 @@ export function extractiveSummaryText(batch: ToolBatch, options: ExtractiveOptio
   return batch.calls.map((call, i) => formatCall(call, i + 1, extractCallFacts(call), o)).join("\n");
 }
 
-/** Characters of all result texts in the batch: what a stub would replace. */
+/** Characters of all result texts in the batch, an image at `IMAGE_WEIGHT_CHARS`: what a stub would replace. */
 export function rawLength(batch: ToolBatch): number {
-  return batch.calls.reduce((n, c) => n + c.resultText.length, 0);
+  return batch.calls.reduce((n, c) => n + resultWeight(c), 0);
 }
 
 /**

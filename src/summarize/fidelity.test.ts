@@ -60,7 +60,7 @@ describe("fidelity of extractive summaries", () => {
       fc.property(fc.array(callArb(80), { minLength: 1, maxLength: 4 }), (raw) => {
         const batch = toBatch(raw);
         fc.pre(batch.calls.every((c) => { const f = extractCallFacts(c); return f.errorLines.length <= 20 && f.outputPaths.length <= 40; }));
-        expect(findMissingFacts(batch, extractiveSummaryText(batch))).toEqual({ paths: [], commands: [], exitCodes: [], errorLines: [] });
+        expect(findMissingFacts(batch, extractiveSummaryText(batch))).toEqual({ paths: [], commands: [], exitCodes: [], errorLines: [], images: [] });
       }),
       { numRuns: 300 },
     );

@@ -1,9 +1,9 @@
 /**
- * Fidelity of a summary: which file paths, commands, exit statuses and error lines of a
- * batch it does not carry. Paths, commands and error lines must appear verbatim; an exit
+ * Fidelity of a summary: which file paths, commands, exit statuses, error lines and image notes
+ * (an image left out, and how to get it back) of a batch it does not carry. Paths, commands and error lines must appear verbatim; an exit
  * status must be stated with its number (`exit code 2`, `exited with code 2` ...).
  */
-import type { ToolBatch } from "./batch.ts";
+import { type ToolBatch, imageNote } from "./batch.ts";
 import { type ExitFact, exitFactLabel, extractCallFacts, summaryStatesExitFact } from "./output-facts.ts";
 
 export interface BatchFacts {
@@ -11,6 +11,8 @@ export interface BatchFacts {
   commands: string[];
   exitFacts: ExitFact[];
   errorLines: string[];
+  /** Per call with images: what was left out and how to get it back (`imageNote`). */
+  images: string[];
 }
 
 /** Same shape as the facts, with exit facts as readable labels (`exit code 2`, `timed out`). */
@@ -19,6 +21,7 @@ export interface MissingFacts {
   commands: string[];
   exitCodes: string[];
   errorLines: string[];
+  images: string[];
 }
 
 function pushUnique(into: string[], seen: Set<string>, values: string[]): void {
@@ -32,7 +35,7 @@ function pushUnique(into: string[], seen: Set<string>, values: string[]): void {
 
 /** Every fact of a batch, deduplicated across its calls. */
 export function batchFacts(batch: ToolBatch): BatchFacts {
-  const facts: BatchFacts = { paths: [], commands: [], exitFacts: [], errorLines: [] };
+  const facts: BatchFacts = { paths: [], commands: [], exitFacts: [], errorLines: [], images: [] };
   const seenPaths = new Set<string>();
   const seenCommands = new Set<string>();
   const seenErrors = new Set<string>();
@@ -42,6 +45,8 @@ export function batchFacts(batch: ToolBatch): BatchFacts {
     pushUnique(facts.paths, seenPaths, [...f.argumentPaths, ...f.outputPaths]);
     pushUnique(facts.commands, seenCommands, f.commands);
     pushUnique(facts.errorLines, seenErrors, f.errorLines);
+    const images = imageNote(call.images);
+    if (images) facts.images.push(images);
     for (const e of f.exitFacts) {
       const label = exitFactLabel(e);
       if (!seenExit.has(label)) {
@@ -60,15 +65,16 @@ export function findMissingFacts(batch: ToolBatch, summary: string): MissingFact
     commands: facts.commands.filter((c) => !summary.includes(c)),
     exitCodes: facts.exitFacts.filter((e) => !summaryStatesExitFact(summary, e)).map(exitFactLabel),
     errorLines: facts.errorLines.filter((l) => !summary.includes(l)),
+    images: facts.images.filter((l) => !summary.includes(l)),
   };
 }
 
 export function countMissing(missing: MissingFacts): number {
-  return missing.paths.length + missing.commands.length + missing.exitCodes.length + missing.errorLines.length;
+  return missing.paths.length + missing.commands.length + missing.exitCodes.length + missing.errorLines.length + missing.images.length;
 }
 
 export function countFacts(facts: BatchFacts): number {
-  return facts.paths.length + facts.commands.length + facts.exitFacts.length + facts.errorLines.length;
+  return facts.paths.length + facts.commands.length + facts.exitFacts.length + facts.errorLines.length + facts.images.length;
 }
 
 export interface FidelityScore {

@@ -47,7 +47,7 @@ describe("summarizeBatches: model path", () => {
     expect(s.source).toBe("model");
     // dropped: the command, exit code 2, the TS error line, the path src/app.ts
     expect(s.repairedFacts).toBe(4);
-    expect(findMissingFacts(b, s.text)).toEqual({ paths: [], commands: [], exitCodes: [], errorLines: [] });
+    expect(findMissingFacts(b, s.text)).toEqual({ paths: [], commands: [], exitCodes: [], errorLines: [], images: [] });
     expect(s.text.startsWith("The build failed.")).toBe(true);
   });
 

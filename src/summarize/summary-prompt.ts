@@ -3,7 +3,7 @@
  * any fact the model dropped.
  */
 import type { ToolBatch } from "./batch.ts";
-import { formatArgument, describeStatus } from "./extractive.ts";
+import { formatArgument, describeStatus, statusLine } from "./extractive.ts";
 import { extractCallFacts } from "./output-facts.ts";
 import { type MissingFacts, countMissing } from "./fidelity.ts";
 import { sha256Hex } from "./text-measure.ts";
@@ -44,7 +44,7 @@ export function buildSummaryPrompt(batch: ToolBatch, options: PromptOptions = {}
     const facts = extractCallFacts(call);
     const lines = [`[${position}] ${call.toolName}`];
     for (const [key, value] of Object.entries(call.arguments ?? {})) lines.push(`  ${formatArgument(key, value, maxArg)}`);
-    lines.push(`  status: ${describeStatus(facts.status, call.isError)} · ${facts.lineCount} lines · ${facts.byteCount} bytes`);
+    lines.push(`  status: ${statusLine(describeStatus(facts.status, call.isError), call, facts)}`);
     const hash = sha256Hex(call.resultText);
     const earlier = firstPositionByHash.get(hash);
     if (earlier !== undefined) {
@@ -72,5 +72,6 @@ export function appendMissingFacts(summary: string, missing: MissingFacts): stri
   if (missing.exitCodes.length > 0) lines.push(`status: ${missing.exitCodes.join(", ")}`);
   if (missing.errorLines.length > 0) lines.push("error lines:", ...missing.errorLines.map((l) => `  ${l}`));
   if (missing.paths.length > 0) lines.push(`paths: ${missing.paths.join(", ")}`);
+  if (missing.images.length > 0) lines.push("images:", ...missing.images.map((l) => `  ${l}`));
   return summary.trimEnd() + "\n" + lines.join("\n");
 }

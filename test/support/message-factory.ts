@@ -53,3 +53,18 @@ export function result(
 ): ToolResultMessage {
   return { role: "toolResult", toolCallId, toolName, content: [{ type: "text", text: body }], isError, timestamp } as ToolResultMessage;
 }
+
+/** A tool result with Pi's note beside one image (a `read` of a picture): `data` is base64. */
+export function imageResult(toolCallId: string, toolName: string, mimeType: string, data: string, timestamp: number): ToolResultMessage {
+  return {
+    role: "toolResult",
+    toolCallId,
+    toolName,
+    content: [
+      { type: "text", text: `Read image file [${mimeType}]` },
+      { type: "image", data, mimeType },
+    ],
+    isError: false,
+    timestamp,
+  } as ToolResultMessage;
+}

@@ -72,7 +72,9 @@ export type RpcStep =
   | { command: Record<string, unknown> }
   | { waitMs: number }
   /** Waits until any record of this run (past ones included) matches. */
-  | { waitFor: (record: RpcRecord, all: readonly RpcRecord[]) => boolean; timeoutMs?: number };
+  | { waitFor: (record: RpcRecord, all: readonly RpcRecord[]) => boolean; timeoutMs?: number }
+  /** Does something outside pi between two steps (e.g. edits a settings file while pi runs). */
+  | { run: () => void | Promise<void> };
 
 /** Any fake provider server (fake-core.ts): Anthropic Messages by default, OpenAI Responses, Codex, Chat Completions or Google. */
 export type AnyFakeServer = FakeServer<unknown, unknown>;
@@ -283,6 +285,7 @@ export async function runPi<S extends AnyFakeServer = FakeAnthropic>(o: RunPiOpt
     for (const step of o.prompts) {
       if (exited || timedOut) break;
       if (typeof step === "object" && "waitMs" in step) await sleep(step.waitMs);
+      else if (typeof step === "object" && "run" in step) await step.run();
       else if (typeof step === "object" && "waitFor" in step) {
         await waitRecord((r) => step.waitFor(r, records), 0, Math.min(deadline, Date.now() + (step.timeoutMs ?? timeoutMs)));
       } else if (typeof step === "object" && "command" in step) await request(step.command);

@@ -21,6 +21,8 @@ export type FakeModelConfig = {
   cost?: { input: number; output: number; cacheRead: number; cacheWrite: number };
   /** Prompt-cache lifetimes in seconds (Pi's `promptCache`); makes the model eligible for cache warming. */
   promptCache?: { short?: number; long?: number };
+  /** What the model takes (Pi's `input`, default `["text"]`): `["text", "image"]` sends images to it. */
+  input?: Array<"text" | "image">;
 };
 
 export type AgentConfigOptions = {
@@ -60,6 +62,7 @@ export function writeAgentConfig(ws: PiWorkspace, o: AgentConfigOptions): void {
             maxTokens: m.maxTokens ?? 16_384,
             cost: m.cost ?? { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 },
             ...(m.promptCache ? { promptCache: m.promptCache } : {}),
+            ...(m.input ? { input: m.input } : {}),
           },
         ],
       },

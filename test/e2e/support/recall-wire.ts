@@ -17,7 +17,7 @@ export const CHAIN_HEAD = "[context-keeper] compressed tool chain";
 export const CHAIN_REF = /^- .* ref=(\S+@-?\d+#\d+)$/gm;
 /** A stub's ref, with or without the part hint in parentheses after it. */
 export const STUB_REF = /keeper_recall ref=(\S+?)(?: \([^)]*\))?[.:](?:\s|$)/;
-const PAGE_HEADER = /^\[keeper_recall ref=(\S+) tool=\S+\] chars (\d+)-(\d+) of (\d+) \(bytes \d+-\d+ of \d+\), (?:next offset (\d+)|end of output)$/;
+const PAGE_HEADER = /^\[keeper_recall ref=(\S+) tool=\S+(?: arguments)?\] chars (\d+)-(\d+) of (\d+) \(bytes \d+-\d+ of \d+\), (?:next offset (\d+)|end of output)$/;
 
 export function blocksOf(m: WireMessage): WireBlock[] {
   return typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;

@@ -2,17 +2,8 @@
  * Runs Pi in-process over a given SessionManager and captures the `preparation` Pi hands
  * to `session_before_compact` (the hook cancels, so no model call is made).
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fauxProvider } from "@earendil-works/pi-ai";
-import {
-  createAgentSession,
-  DefaultResourceLoader,
-  type SessionBeforeCompactEvent,
-  SessionManager,
-  SettingsManager,
-} from "@earendil-works/pi-coding-agent";
+import type { SessionBeforeCompactEvent, SessionManager } from "@earendil-works/pi-coding-agent";
+import { inProcessPi } from "../host/in-process-pi.ts";
 
 export type PiPreparation = SessionBeforeCompactEvent["preparation"];
 
@@ -20,17 +11,9 @@ export async function capturePiPreparation(
   sessionManager: SessionManager,
   compaction: { reserveTokens?: number; keepRecentTokens?: number } = {},
 ): Promise<PiPreparation | undefined> {
-  const dir = mkdtempSync(join(tmpdir(), "ck-compaction-"));
-  const faux = fauxProvider({ models: [{ id: "faux-parity", contextWindow: 200_000 }] });
   let captured: PiPreparation | undefined;
-  const resourceLoader = new DefaultResourceLoader({
-    cwd: dir,
-    agentDir: dir,
-    noSkills: true,
-    noPromptTemplates: true,
-    noThemes: true,
-    noContextFiles: true,
-    extensionFactories: [
+  const { session } = await inProcessPi({
+    factories: [
       (pi) => {
         pi.on("session_before_compact", (event) => {
           captured = event.preparation;
@@ -38,15 +21,9 @@ export async function capturePiPreparation(
         });
       },
     ],
-  });
-  await resourceLoader.reload();
-  const { session } = await createAgentSession({
-    cwd: dir,
-    agentDir: dir,
-    model: faux.getModel(),
     sessionManager,
-    resourceLoader,
-    settingsManager: SettingsManager.inMemory({ compaction: { enabled: true, ...compaction } }),
+    settings: { compaction: { enabled: true, ...compaction } },
+    model: { id: "faux-parity", contextWindow: 200_000 },
   });
   try {
     await session.compact();
