@@ -9,9 +9,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { formatTokenCount } from "../ui/status-line.ts";
-import { assistant, call, result, text, user } from "../../test/support/message-factory.ts";
+import { assistant, text, user } from "../../test/support/message-factory.ts";
 import type { DrivenKeeper } from "../../test/support/host/keeper-driver.ts";
-import { big, played, runtime, tokensOf, type KeeperRuntime } from "../../test/support/host/keeper-session.ts";
+import { played, runtime, sayReadLoop, tokensOf, type KeeperRuntime } from "../../test/support/host/keeper-session.ts";
 
 /** The figure three ways on screen, and computed from what Pi would send and what the keeper sends. */
 async function figures(rt: KeeperRuntime) {
@@ -105,13 +105,7 @@ describe("'removed by all flushes together' is the sum of each flush's saving", 
     const perFlush: number[] = [];
     const removed = (text: string) => Number(text.match(/≈ ([\d,]+) tokens removed/)?.[1]?.replace(/,/g, "") ?? Number.NaN);
     perFlush.push(removed(await rt.command("now")));
-    for (let i = 3; i < 6; i++) {
-      rt.say(assistant([call(`r${i}`, "read", { path: `r${i}.ts` })], 20 + 2 * i));
-      rt.say(result(`r${i}`, "read", big(`r${i}`), 21 + 2 * i));
-    }
-    rt.say(assistant([text("read more")], 40));
-    rt.say(user("more", 41));
-    rt.say(assistant([text("ok")], 42));
+    sayReadLoop(rt, 3, 3, 26);
     perFlush.push(removed(await rt.command("now")));
     const stats = await rt.command("stats");
     const total = Number(stats.match(/removed by all flushes together: ≈ ([\d,]+) tokens/)![1]!.replace(/,/g, ""));

@@ -66,29 +66,33 @@ afterAll(async () => {
 
 const bigFile = () => Array.from({ length: 400 }, (_, i) => `line ${i}: ${"lorem ipsum dolor sit amet ".repeat(3)}`).join("\n");
 
+/**
+ * Pi started on `workspace` against `fake`: a tool loop reading big.txt (its end flushes and
+ * stubs the output), then a second prompt; the screen once the second answer and `status` show.
+ */
+async function readLoopIn(fake: NonNullable<typeof server>, tpi: TmuxPi, status: RegExp): Promise<string> {
+  fake.setScript([
+    { text: "Reading it.", toolCalls: [{ name: "read", input: { path: "big.txt" } }] },
+    { text: "The file has 400 lines." },
+    { text: "Still here." },
+  ]);
+  await tpi.waitForScreen((s) => s.includes("keeper:"), "the status line at start", 60_000);
+  tpi.typeText("read big.txt please");
+  tpi.press("Enter");
+  await tpi.waitForScreen((s) => s.includes("The file has 400 lines."), "the first answer", 60_000);
+  tpi.typeText("and again");
+  tpi.press("Enter");
+  return tpi.waitForScreen((s) => s.includes("Still here.") && status.test(s), "the second answer and the status line", 60_000);
+}
+
 describe.skipIf(!hasTmux)("/keeper in a real terminal (tmux)", () => {
   test("status line, /keeper, Tab completion of set, a session override, did you mean", async () => {
-    const big = Array.from({ length: 400 }, (_, i) => `line ${i}: ${"lorem ipsum dolor sit amet ".repeat(3)}`).join("\n");
-    workspace = createPiWorkspace({ "big.txt": big });
+    workspace = createPiWorkspace({ "big.txt": bigFile() });
     // Discipline off: the stub applies at the first flush, whatever the cache.
     writeAgentConfig(workspace, { baseUrl: server!.baseUrl, contextKeeper: { cache: { discipline: false } } });
-    server!.setScript([
-      { text: "Reading it.", toolCalls: [{ name: "read", input: { path: "big.txt" } }] },
-      { text: "The file has 400 lines." },
-      { text: "Still here." },
-    ]);
     pi = startTmuxPi({ session: `keeper-e2e-${process.pid}`, workspace, label: "tmux-keeper" });
     const { typeText, press, waitForScreen } = pi;
-
-    await waitForScreen((s) => s.includes("keeper:"), "the status line at start", 60_000);
-
-    // A tool loop with a large output; its end flushes and stubs the output.
-    typeText("read big.txt please");
-    press("Enter");
-    await waitForScreen((s) => s.includes("The file has 400 lines."), "the first answer", 60_000);
-    typeText("and again");
-    press("Enter");
-    const afterLoop = await waitForScreen((s) => s.includes("Still here.") && /keeper: [\d.]+k? ctx · −[\d.]+k? pruned/.test(s), "the status line with a saving", 60_000);
+    const afterLoop = await readLoopIn(server!, pi, /keeper: [\d.]+k? ctx · −[\d.]+k? pruned/);
     const status = afterLoop.split("\n").find((l) => l.includes("keeper:"))!;
     console.log(`[tmux-keeper] screen bottom:\n${afterLoop.trimEnd().split("\n").slice(-6).join("\n")}`);
     // One context figure, and it agrees with Pi's footer ("0.9%/200k"): same estimate, its precision.
@@ -151,20 +155,9 @@ describe.skipIf(!hasTmux)("/keeper in a real terminal (tmux)", () => {
     compactWorkspace = createPiWorkspace({ "big.txt": bigFile() });
     // Pi keeps only the last 500 tokens: the read and its answers are old enough to compact.
     writeAgentConfig(compactWorkspace, { baseUrl: compactServer!.baseUrl, settings: { compaction: { enabled: true, reserveTokens: 16_384, keepRecentTokens: 500 } } });
-    compactServer!.setScript([
-      { text: "Reading it.", toolCalls: [{ name: "read", input: { path: "big.txt" } }] },
-      { text: "The file has 400 lines." },
-      { text: "Still here." },
-    ]);
     compactPi = startTmuxPi({ session: `keeper-compact-e2e-${process.pid}`, workspace: compactWorkspace, label: "tmux-keeper" });
     const { typeText, press, waitForScreen } = compactPi;
-    await waitForScreen((s) => s.includes("keeper:"), "the status line at start", 60_000);
-    typeText("read big.txt please");
-    press("Enter");
-    await waitForScreen((s) => s.includes("The file has 400 lines."), "the first answer", 60_000);
-    typeText("and again");
-    press("Enter");
-    const before = await waitForScreen((s) => s.includes("Still here.") && /keeper: [\d.]+k? ctx/.test(s), "the second answer", 60_000);
+    const before = await readLoopIn(compactServer!, compactPi, /keeper: [\d.]+k? ctx/);
     const statusBefore = before.split("\n").find((l) => l.includes("keeper:"))!.trim();
     typeText("/async-compact-now ");
     press("Enter");

@@ -73,17 +73,24 @@ export function runtime(session: Session) {
 
 export type KeeperRuntime = ReturnType<typeof runtime>;
 
+/** Reads r<from>… r<from+count−1> of 200-line outputs, from timestamp `at`, then the loop's answer and a short answered prompt. */
+export function sayReadLoop(rt: KeeperRuntime, from: number, count: number, at: number): void {
+  for (let i = 0; i < count; i++) {
+    rt.say(assistant([call(`r${from + i}`, "read", { path: `r${from + i}.ts` })], at + 2 * i));
+    rt.say(result(`r${from + i}`, "read", big(`r${from + i}`), at + 2 * i + 1));
+  }
+  const end = at + 2 * count;
+  rt.say(assistant([text("read")], end));
+  rt.say(user("next", end + 1));
+  rt.say(assistant([text("done")], end + 2));
+}
+
+/** A session with one prompt of three reads, answered, and a second prompt, answered. */
 export function played(contextKeeper?: Record<string, unknown>): { session: Session; rt: KeeperRuntime } {
   const session = newSession(contextKeeper);
   const rt = runtime(session);
   rt.say(user("read them", 1));
-  for (let i = 0; i < 3; i++) {
-    rt.say(assistant([call(`r${i}`, "read", { path: `r${i}.ts` })], 2 + 2 * i));
-    rt.say(result(`r${i}`, "read", big(`r${i}`), 3 + 2 * i));
-  }
-  rt.say(assistant([text("read")], 10));
-  rt.say(user("next", 11));
-  rt.say(assistant([text("done")], 12));
+  sayReadLoop(rt, 0, 3, 2);
   return { session, rt };
 }
 
