@@ -126,3 +126,23 @@ describe("'removed by all flushes together' is the sum of each flush's saving", 
     expect(Math.abs(kept - total)).toBeLessThanOrEqual(slack);
   });
 });
+
+describe("the counts on /keeper stats agree with /keeper cache and with what is sent", () => {
+  test("outputs replaced by summaries = tool results the keeper sends changed; changed history = /keeper cache's count", async () => {
+    const { rt } = played();
+    await rt.command("now");
+    sayReadLoop(rt, 3, 2, 26);
+    await rt.command("now");
+    const stats = await rt.command("stats");
+    const replaced = Number(stats.match(/tool outputs replaced by summaries: (\d+)/)![1]);
+    const raw = rt.messages();
+    const sent = (rt.host as DrivenKeeper).sentContext(raw, rt.ctx);
+    const sentResults = new Map(sent.filter((m) => m.role === "toolResult").map((m) => [(m as { toolCallId: string }).toolCallId, m]));
+    const changed = raw.filter((m) => m.role === "toolResult" && sentResults.get((m as { toolCallId: string }).toolCallId) !== m).length;
+    expect(replaced).toBe(5);
+    expect(changed).toBe(replaced);
+    const rewrites = Number(stats.match(/, (\d+) of them changed history already sent/)![1]);
+    const cache = await rt.command("cache");
+    expect(cache).toContain(`This extension changed history already sent ${rewrites} time${rewrites === 1 ? "" : "s"} in this session`);
+  });
+});
