@@ -3,7 +3,9 @@ import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
 import fc from "fast-check";
 import { digestBody, type BodyDigest } from "../cache/body-digest.ts";
 import { attributeBust, emptyFingerprintLog, fingerprintLayers, fingerprintLayersWithTail, recordFingerprint, type TailHash } from "./attribution.ts";
-import { formatCacheReport, formatWhyReport } from "./format.ts";
+import { formatCacheDetail } from "../ui/cache-view.ts";
+import { formatWhyDetail } from "../ui/why-view.ts";
+import { emptyRewriteTally, tallyRequest } from "./rewrite-tally.ts";
 import { priceFlush } from "./gate.ts";
 import { appendGateDecision, emptyGateDecisionLog } from "./gate-log.ts";
 import { FingerprintLogSchema, RequestFingerprintSchema } from "./schema.ts";
@@ -104,20 +106,21 @@ describe("attributeBust", () => {
 });
 
 describe("formatters", () => {
-  test("/keeper cache lists the layers and the busts with their cost", () => {
+  test("/keeper cache --detail lists the layers and the rewrites with their cost", () => {
     const cur = fp(payload(grown(history(true))), MIN);
     const bust = attributeBust(prev, cur, { ...ctx, keeperRewroteSinceLast: true });
-    const text = formatCacheReport({ fingerprints: [prev, cur], attributions: [bust] });
+    const tally = tallyRequest(tallyRequest(emptyRewriteTally(), undefined), bust);
+    const text = formatCacheDetail({ fingerprints: [prev, cur], busts: [bust], tally, sessionRewrites: 1 });
     expect(text).toContain("00:01:00 UTC");
     // frozen (stubbed): 100 + 10 + 100 + 50 = 260; tail: 100 + 10 + 3000 + 40 + 20 = 3,170
-    expect(text).toContain(`frozen  ${cur.layers.frozen}  260 tokens (messages 0–3)`);
+    expect(text).toContain(`frozen  ${cur.layers.frozen}  260 tokens (messages 0–3, up to the seam mark)`);
     expect(text).toContain(`tail    ${cur.layers.tail}  3,170 tokens (messages 4–8)`);
     expect(text).toContain("keeper-rewrite");
-    expect(text).toContain("3,320 tokens re-written ≈ 3,818 tok-eq");
-    expect(text).toContain("this extension: 3,818 tok-eq");
-    expect(formatCacheReport({ fingerprints: [], attributions: [] })).toContain("No request seen yet.");
+    expect(text).toContain("3,320 tokens written again ≈ 3,818");
+    expect(text).toContain("this extension's 1 cost ≈ 3,818");
+    expect(formatCacheDetail({ fingerprints: [], busts: [], tally: emptyRewriteTally(), sessionRewrites: 0 })).toContain("No request seen yet.");
   });
-  test("/keeper why shows the numbers behind each decision", () => {
+  test("/keeper why --detail shows the numbers behind each decision", () => {
     let log = emptyGateDecisionLog();
     log = appendGateDecision(log, {
       at: 2 * MIN,
@@ -126,11 +129,11 @@ describe("formatters", () => {
       position: 12,
       decision: priceFlush({ tokensRemoved: 8000, rewrittenTokens: 60_000, expectedRequests: 2.734375 }),
     });
-    const text = formatWhyReport(log);
-    expect(text).toContain("flush 3: 2 change(s) from message 12 — waited: saves ≈ 2,188 tok-eq ≤ rewrite ≈ 69,000 tok-eq");
-    expect(text).toContain("pays back after 86.3 requests");
-    expect(text).toContain("expected further requests 2.7");
-    expect(formatWhyReport(emptyGateDecisionLog())).toBe("No gate decisions yet.");
+    const text = formatWhyDetail(log);
+    expect(text).toContain("flush 3: 2 change(s) from message 12 — waited: saving ≈ 2,188 ≤ rewrite ≈ 69,000");
+    expect(text).toContain("pays the rewrite back after 86.3 requests");
+    expect(text).toContain("2.73 requests expected to read it");
+    expect(formatWhyDetail(emptyGateDecisionLog())).toBe("No gate decisions yet.");
   });
 });
 

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { costModelFor } from "../cache/cost-model.ts";
-import { formatWhyReport } from "./format.ts";
+import { formatWhyDetail } from "../ui/why-view.ts";
 import { priceFlush } from "./gate.ts";
 import { appendGateDecision, emptyGateDecisionLog } from "./gate-log.ts";
 import { GateDecisionLogSchema } from "./schema.ts";
@@ -46,8 +46,8 @@ describe("priceFlush with a cost model", () => {
 test("/keeper why names the rule and says re-written tokens cost plain input; the log round-trips", () => {
   const log = appendGateDecision(emptyGateDecisionLog(5), { at: 0, label: "flush 1", mutationIds: ["m1"], position: 3, decision: priceFlush({ ...example, costModel: gpt }) });
   expect(GateDecisionLogSchema.parse(JSON.parse(JSON.stringify(log)))).toEqual(log);
-  const text = formatWhyReport(log);
-  expect(text).toContain("× (write 1.00 − read 0.10 tok-eq per token)");
+  const text = formatWhyDetail(log);
+  expect(text).toContain("× (write 1.000 − read 0.100)");
   expect(text).toContain("priced as OpenAI: automatic prefix caching");
   expect(text).toContain("(re-written tokens cost plain input)");
 });

@@ -145,6 +145,8 @@ export function priceFlush(input: GateInput): GateDecision {
       saving,
       net,
       breakEvenRequests,
+      coldChance: now,
+      futureColdChance: later,
       ...(input.costModel ? { cacheRule: input.costModel.rule.label, writePremium: input.costModel.rule.writePremium } : {}),
     },
   };

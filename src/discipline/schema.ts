@@ -15,11 +15,15 @@ export const GateNumbersSchema = z.object({
   readPrice: z.number(),
   /** Tokens re-written from the first change to the end of the previously cached prefix. */
   rewrittenTokens: z.number(),
-  /** rewrittenTokens × (writePrice − readPrice); 0 on a cold cache. */
+  /** (1 − coldChance) × rewrittenTokens × (writePrice − readPrice); 0 on a cold cache. */
   rewriteCost: z.number(),
   tokensRemoved: z.number(),
   expectedRequests: z.number(),
-  /** Warm: tokensRemoved × readPrice × expectedRequests. Cold: tokensRemoved × (writePrice + readPrice × (expectedRequests − 1)). */
+  /**
+   * tokensRemoved × (unit(coldChance) + unit(futureColdChance) × (expectedRequests − 1)), with
+   * unit(p) = p × writePrice + (1 − p) × readPrice. Warm (p = 0): tokensRemoved × readPrice ×
+   * expectedRequests. Cold (p = 1 now): tokensRemoved × (writePrice + readPrice × (expectedRequests − 1)).
+   */
   readSaving: z.number(),
   /** contextTokens / contextWindow (0 when unknown). */
   usage: z.number(),
@@ -32,6 +36,14 @@ export const GateNumbersSchema = z.object({
   net: z.number(),
   /** rewriteCost / (tokensRemoved × readPrice): requests the read saving alone needs to repay the rewrite (null when nothing is removed). */
   breakEvenRequests: z.number().nullable(),
+  /**
+   * Chance (0..1) that this request finds the cache entry lost anyway (1 on a cold cache; the
+   * observed rate of unannounced losses otherwise, observed-loss.ts): the rewrite costs
+   * (1 − coldChance) of its full price. Absent in decisions logged before it was recorded.
+   */
+  coldChance: z.number().optional(),
+  /** The same chance for each later request (a waiting removal is then written, not read). */
+  futureColdChance: z.number().optional(),
   /** The provider cache rule the prices came from (cache-rules.ts label), when the caller knew the model. */
   cacheRule: z.string().optional(),
   /** False on providers that bill no write premium (a rewrite re-sends at the uncached price). */

@@ -70,6 +70,8 @@ export interface FlushReport {
   decisions: FlushDecision[];
   persistedEntries: number;
   durationMs: number;
+  /** Estimated tokens the flush removed from every later request (its addition to `stats.tokensSavedEstimate`). */
+  tokensSaved?: number;
 }
 
 export function initialEngineState(over: Partial<EngineState> = {}): EngineState {

@@ -205,7 +205,8 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       const budget = event.contextTokens === undefined ? adopted.budget : { ...adopted.budget, tokensAtLastFlush: event.contextTokens };
       const wire = result.rewrote ? wireLogOnRewrite(adopted.wire) : adopted.wire;
       const r = event.report;
-      const lastFlush = r ? { ...r, decisions: result.decisions, persistedEntries: result.plan.entriesToPersist.length } : adopted.lastFlush;
+      const tokensSaved = adopted.keeper.stats.tokensSavedEstimate - state.keeper.stats.tokensSavedEstimate;
+      const lastFlush = r ? { ...r, decisions: result.decisions, persistedEntries: result.plan.entriesToPersist.length, tokensSaved } : adopted.lastFlush;
       return { state: { ...adopted, budget, wire, lastFlush }, effects: [{ kind: "append", entries: result.entries }] };
     }
     case "replans-written": {

@@ -1,7 +1,8 @@
 /**
  * The cache diagnostics of the requests that went out, as engine state (`/keeper cache`):
  * each main request's body digested against the last one, its per-layer fingerprints (a
- * short log), the attribution of a bust to its cause (a short ring), and the rewrite tally
+ * short log), the newest cache rewrites with their cause (a short ring of the busts the tally
+ * counts, so `/keeper cache` lists the newest of the rewrites it counts), and the rewrite tally
  * (requests, busts, where each flush rewrite went on the wire). Plain data with reducers;
  * the `before-request` step (step.ts) feeds it, with the session model's cache rule the
  * caller supplies. The live host fingerprints every request; the replay has no such view and
@@ -25,14 +26,14 @@ export interface WireLog {
   /** The last main request's tail hash (blocks after the seam), continued by the next one. */
   tailHash: TailHash | undefined;
   fingerprints: FingerprintLog;
-  /** The recent bust attributions, oldest first. */
-  attributions: BustAttribution[];
+  /** The newest cache rewrites (attributions whose cause is not "none"), oldest first. */
+  busts: BustAttribution[];
   /** Requests, busts and where each flush rewrite went on the wire since this process started. */
   tally: RewriteTally;
 }
 
 export function emptyWireLog(): WireLog {
-  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), attributions: [], tally: emptyRewriteTally() };
+  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), busts: [], tally: emptyRewriteTally() };
 }
 
 /** The session model's cache rule, as far as bust attribution needs it. */
@@ -42,7 +43,7 @@ export interface CacheRuleFacts {
   costModel?: CostModel;
 }
 
-const ATTRIBUTION_CAPACITY = 16;
+const BUST_CAPACITY = 16;
 
 /** What the seam placement may reuse of a request's digest. */
 export interface RequestDigest {
@@ -86,7 +87,7 @@ export function wireLogOnSend(log: WireLog, sent: SentRequest): { log: WireLog; 
     ...(digest && log.tailHash ? { previousTail: { tail: log.tailHash, unchanged: digest.unchanged } } : {}),
   });
   const previous = log.fingerprints.entries[log.fingerprints.entries.length - 1];
-  let attributions = log.attributions;
+  let busts = log.busts;
   let attribution: BustAttribution | undefined;
   if (previous && sent.previousKey) {
     attribution = attributeBust(previous, fingerprint, {
@@ -96,10 +97,10 @@ export function wireLogOnSend(log: WireLog, sent: SentRequest): { log: WireLog; 
       keeperRewroteSinceLast: sent.rewroteSinceLast,
       toolsChanged: sent.previousKey.toolsDigest !== key.toolsDigest,
     });
-    attributions = appendToRing(attributions, attribution, ATTRIBUTION_CAPACITY);
+    if (attribution.cause !== "none") busts = appendToRing(busts, attribution, BUST_CAPACITY);
   }
   return {
-    log: { ...log, tailHash: tail, attributions, tally: tallyRequest(log.tally, attribution), fingerprints: recordFingerprint(log.fingerprints, fingerprint) },
+    log: { ...log, tailHash: tail, busts, tally: tallyRequest(log.tally, attribution), fingerprints: recordFingerprint(log.fingerprints, fingerprint) },
     extended: attribution?.cause === "none",
   };
 }
@@ -111,5 +112,5 @@ export function wireLogOnRewrite(log: WireLog): WireLog {
 
 /** What `/keeper cache` shows (`formatCacheView`); `sessionRewrites` is the persisted `stats.rewritesCaused`. */
 export function cacheViewOf(log: WireLog, sessionRewrites: number): CacheViewInput {
-  return { fingerprints: log.fingerprints.entries, attributions: log.attributions, tally: log.tally, sessionRewrites };
+  return { fingerprints: log.fingerprints.entries, busts: log.busts, tally: log.tally, sessionRewrites };
 }

@@ -46,7 +46,7 @@ function setup(over: { settings?: KeeperSettings; frozen?: number } = {}) {
       const result = { outcome, rewrote, nextState: state.keeper, nextRecall: undefined, entries: [], spills: [], decisions: [], plan: { entriesToPersist: [] } } as unknown as FlushResult;
       state = step(state, { type: "flush-written", result, failed: [], contextTokens: undefined }).state;
     },
-    cacheText: () => formatCacheView(cacheViewOf(state.wire, state.keeper.stats.rewritesCaused)),
+    cacheText: () => formatCacheView(cacheViewOf(state.wire, state.keeper.stats.rewritesCaused), { detail: true }),
   };
   const setFrozen = (ts: number) => (state = { ...state, keeper: withFrozen(ts) });
   return { rt, ctx, tick: (ms: number) => (clock += ms), setTools: (t: string[]) => (tools = t), setFrozen };

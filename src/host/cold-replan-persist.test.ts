@@ -105,7 +105,7 @@ describe("a cold re-plan spills like a flush", () => {
     host.onContext({ type: "context", messages: history() } as never, ctx);
     await host.onBeforeProviderRequest({ type: "before_provider_request", payload: { model: "x", messages: [] } } as never, ctx);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain("could not write 1 spill file");
+    expect(warnings[0]).toContain("could not write 1 copy(ies) of large outputs beside the session");
     // Committed anyway: one flush entry with the frontier and the recall delta, which keeps the hash and size, not the path.
     expect(appended.map((e) => e.customType)).toEqual([CUSTOM_TYPE_FLUSH]);
     expect((appended[0]!.data as FlushRecord).frontier).toBeDefined();

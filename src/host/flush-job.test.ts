@@ -78,7 +78,7 @@ describe("a flush whose spill write fails", () => {
     expect(warnings[0]).toMatch(/EEXIST|ENOTDIR/);
     // `/keeper` lists it under the saved state.
     await host.onKeeperCommand("", ctx);
-    expect(notices.at(-1)).toContain("could not write 1 spill file(s)");
+    expect(notices.at(-1)).toContain("could not write 1 copy(ies) of large outputs beside the session");
     // The stub's original comes back from the session itself.
     const tool = host.recallTool();
     const answer = await tool.execute("t1", { ref: "c1@11#0" } as never, undefined, undefined, ctx as never);

@@ -140,7 +140,7 @@ export const SPILL_NOTICE = "spill-write-failed";
  */
 export function spillNotice(failed: readonly SpillFailure[], listed = true) {
   const text =
-    `could not write ${failed.length} spill file(s) (${failed[0]!.error}); pruned anyway — ` +
-    "those originals are recalled from the session file, not from a side file";
+    `could not write ${failed.length} copy(ies) of large outputs beside the session (${failed[0]!.error}); pruned anyway — ` +
+    "those outputs are recalled from the session file itself";
   return { type: "notice" as const, key: SPILL_NOTICE, text: `context-keeper: ${text}`, level: "warning" as const, ...(listed ? { problem: text } : {}) };
 }

@@ -49,7 +49,7 @@ function recordingKeeper(log: string[]): (pi: ExtensionAPI, options: KeeperHostO
         sessionCompact: () => void log.push("keeper: session_compact"),
         sessionShutdown: async () => void log.push("keeper: session_shutdown"),
       },
-      ui: { ...real.ui, refresh: () => {} },
+      ui: { ...real.ui, refresh: () => {}, recount: () => {} },
     };
   };
 }
@@ -105,8 +105,8 @@ describe("the table: each Pi event's steps, by part, in order", () => {
     const rows = Object.fromEntries(Object.entries(piEventTable(keeper, compaction)).map(([event, steps]) => [event, steps.map((s) => s.part)]));
     expect(rows).toEqual({
       session_start: ["settings", "pruning", "ui", "compaction"],
-      session_tree: ["pruning", "compaction"],
-      session_compact: ["pruning", "compaction"],
+      session_tree: ["pruning", "ui", "compaction"],
+      session_compact: ["pruning", "ui", "compaction"],
       session_shutdown: ["pruning", "compaction"],
       context: ["pruning", "ui"],
       message_end: ["cache", "pruning", "ui"],

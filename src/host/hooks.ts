@@ -9,7 +9,8 @@
  * - session_start: the settings files first — every other part reads them (compaction's
  *   `isActive` too); then what else is loaded beside this copy (another copy of the package,
  *   another async compaction — compaction's `isActive` reads that too); then the keeper's
- *   restore, its status line, then compaction.
+ *   restore, its status line (recounted from the restored state: a resumed session shows what
+ *   it prunes before any request), then compaction.
  * - input: compaction's only — a typed `/async-compact-now` Pi found no command for (another
  *   async compaction registered the same name) runs the other's command.
  * - turn_end: the keeper's budget flush, then compaction (a draft or a background job). The
@@ -21,7 +22,8 @@
  * - message_end: the cache's usage before the request-end flush reads the ledger.
  * - before_provider_request: the cache's step (seam, fingerprints) on the payload first; the
  *   cold re-plans the render adopted are committed once the request is built.
- * - session_tree / session_compact: the keeper first (restore or drop its state), then compaction.
+ * - session_tree / session_compact: the keeper first (restore or drop its state), the status line
+ *   recounted from the new branch, then compaction.
  * - session_shutdown: the keeper first (commit what waits, let a running flush finish) while
  *   the session is still open, then compaction cancels its job.
  */
@@ -74,12 +76,20 @@ export function piEventTable(k: KeeperParts | undefined, c: CompactionPart | und
       ...on("settings", k && ((_e, ctx) => k.setup.sessionStart(ctx))),
       ...on("settings", k && extra.neighbours),
       ...on("pruning", k && ((_e, ctx) => k.pruning.sessionStart(ctx))),
-      ...on("ui", k && ((_e, ctx) => k.ui.refresh(ctx))),
+      ...on("ui", k && ((_e, ctx) => k.ui.recount(ctx))),
       ...on("compaction", extra.sessionStart),
       ...on("compaction", h?.session_start),
     ],
-    session_tree: [...on("pruning", k && ((_e, ctx) => k.pruning.sessionTree(ctx))), ...on("compaction", h?.session_tree)],
-    session_compact: [...on("pruning", k && ((_e, ctx) => k.pruning.sessionCompact(ctx))), ...on("compaction", h?.session_compact)],
+    session_tree: [
+      ...on("pruning", k && ((_e, ctx) => k.pruning.sessionTree(ctx))),
+      ...on("ui", k && ((_e, ctx) => k.ui.recount(ctx))),
+      ...on("compaction", h?.session_tree),
+    ],
+    session_compact: [
+      ...on("pruning", k && ((_e, ctx) => k.pruning.sessionCompact(ctx))),
+      ...on("ui", k && ((_e, ctx) => k.ui.recount(ctx))),
+      ...on("compaction", h?.session_compact),
+    ],
     session_shutdown: [...on("pruning", k && (() => k.pruning.sessionShutdown())), ...on("compaction", h?.session_shutdown)],
     context: [...on("pruning", k && ((e, ctx) => k.pruning.context(e, ctx))), ...on("ui", k && ((e, ctx) => k.ui.rendered(e, ctx)))],
     message_end: [

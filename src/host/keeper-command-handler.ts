@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, getAgentDir, type ExtensionCommandContext, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { thinkingPolicyFor } from "../engine/index.ts";
+import { inertAfterSet, inertSettings } from "../settings/inert.ts";
 import { didYouMean, valueAt } from "../settings/keys.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
 import { helpText, parseKeeperCommand, type KeeperAction, type SaveTarget } from "../ui/keeper-command.ts";
@@ -30,7 +31,7 @@ export interface KeeperCommandDeps {
     /** Problems met reading the saved state or writing spill files (empty when none). */
     savedState?(): readonly string[];
   };
-  cache: { whyText(): string; cacheText(): string };
+  cache: { whyText(detail: boolean): string; cacheText(detail: boolean): string };
   /** The extension was turned on mid-session: restore its state from the branch, activate recall. */
   activate(ctx: ExtensionContext): void;
   /** The extension was turned off mid-session: take `keeper_recall` out of the active tools. */
@@ -82,7 +83,7 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
     if (settings.pruning.enabled || policy.strip)
       out.push({ title: "pruning", lines: formatStats(deps.pruning.state(), deps.pruning.lastReport(), { thinkingStrip: policy.strip }) });
     const problems = deps.pruning.savedState?.() ?? [];
-    out.push({ title: "saved state", lines: problems.length ? [...problems] : ["read cleanly; every spill written"] });
+    out.push({ title: "saved state", lines: problems.length ? [...problems] : ["read cleanly; every copy of a large output written"] });
     return out;
   };
 
@@ -113,6 +114,7 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
       const warning = summarizerModelWarning(ctx, current());
       if (warning) lines.push(`warning: ${warning}.${didYouMean(String(value), models)}`);
     }
+    for (const inert of inertAfterSet(current(), key)) lines.push(`warning: ${inert.text}.`);
     return lines.join("\n");
   }
 
@@ -175,8 +177,9 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
             sources: loaded.sources,
             diagnostics: loaded.diagnostics,
             layers: loaded.layers,
+            ...(loaded.ignored ? { ignored: loaded.ignored } : {}),
             overrides: deps.settings.overrides(),
-            warnings: warning ? [warning] : [],
+            warnings: [...(warning ? [warning] : []), ...inertSettings(settings).map((i) => i.text)],
             sections: sections(ctx),
             live: { contextTokens: ctx.getContextUsage()?.tokens ?? undefined, prunedTokens: deps.prunedTokens() },
           }),
@@ -185,7 +188,7 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
         return;
       }
       case "stats":
-        deps.report(ctx, formatStats(deps.pruning.state(), deps.pruning.lastReport(), { thinkingStrip: thinkingStripOn(settings, ctx) }).join("\n"), "info");
+        deps.report(ctx, formatStats(deps.pruning.state(), deps.pruning.lastReport(), { thinkingStrip: thinkingStripOn(settings, ctx), prunedTokens: deps.prunedTokens() }).join("\n"), "info");
         return;
       case "now": {
         if (!settings.enabled || (!settings.pruning.enabled && !thinkingStripOn(settings, ctx))) {
@@ -198,14 +201,15 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
         }
         deps.report(ctx, "context-keeper: flushing now…", "info");
         const done = await deps.pruning.flushNow(ctx);
-        deps.report(ctx, [flushOutcomeLine(done), ...(done ? formatStats(deps.pruning.state(), done, { thinkingStrip: thinkingStripOn(settings, ctx) }) : [])].join("\n"), "info");
+        const stats = done ? formatStats(deps.pruning.state(), done, { thinkingStrip: thinkingStripOn(settings, ctx), prunedTokens: deps.prunedTokens() }) : [];
+        deps.report(ctx, [flushOutcomeLine(done), ...stats].join("\n"), "info");
         return;
       }
       case "why":
-        deps.report(ctx, deps.cache.whyText(), "info");
+        deps.report(ctx, deps.cache.whyText(action.detail), "info");
         return;
       case "cache":
-        deps.report(ctx, deps.cache.cacheText(), "info");
+        deps.report(ctx, deps.cache.cacheText(action.detail), "info");
         return;
       case "on":
       case "off":

@@ -71,8 +71,8 @@ describe("the host's ui wiring", () => {
     await host.onKeeperCommand("cache", ctx);
     const first = notes.at(-1)!;
     expect(first).toContain("one request sent so far");
-    expect(first).toContain("changed sent history 1 time in this session");
-    expect(first).toContain("1 went out with the first request (not compared)");
+    expect(first).toContain("changed history already sent 1 time in this session");
+    expect(first).toContain("1 went out with the first request (nothing to compare with)");
     host.onContext({ type: "context", messages } as never, ctx);
     host.onBeforeProviderRequest(request, ctx);
     await host.onKeeperCommand("cache", ctx);

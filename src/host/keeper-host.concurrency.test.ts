@@ -50,8 +50,11 @@ const RENDER_SETTINGS: KeeperSettings = {
 const MODEL = { provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" };
 const out = (name: string) => `${name} output line\n`.repeat(40);
 
-/** A summarizer whose calls wait until the test releases them (each call gets its own gate). */
-function gatedModel() {
+/**
+ * A summarizer whose calls wait until the test releases them (each call gets its own gate).
+ * `reported`: the provider's first event (with the usage so far, as pi-ai's partial message) comes before the wait.
+ */
+function gatedModel(reported?: { input: number; cost: number }) {
   const gates: Deferred<void>[] = [];
   const streamSimple = (): SummaryStream => {
     const gate = deferred<void>();
@@ -59,6 +62,7 @@ function gatedModel() {
     const inner = scriptedStream(resultMessage(`summary ${gates.length}`));
     return {
       async *[Symbol.asyncIterator]() {
+        if (reported) yield { type: "start", partial: resultMessage("", { input: reported.input, output: 0, cost: reported.cost }) } as { type: string };
         await gate.promise;
         yield* inner;
       },
@@ -81,12 +85,11 @@ interface Harness {
 }
 
 /** A host started on `sm` (a restart when `sm` already holds a session). */
-function harness(sm = SessionManager.inMemory(project)): Harness {
-  const model = gatedModel();
+function harness(sm = SessionManager.inMemory(project), model = gatedModel(), sessionModel: Record<string, unknown> = MODEL): Harness {
   const notices: string[] = [];
   const ctx = {
     sessionManager: sm,
-    model: MODEL,
+    model: sessionModel,
     modelRegistry: { streamSimple: model.streamSimple, find: () => undefined },
     getContextUsage: () => ({ tokens: 10_000, contextWindow: 200_000, percent: 5 }),
     hasUI: true,
@@ -209,7 +212,7 @@ describe("keeper host under concurrency", () => {
     expect(h.sm.getBranch().length).toBe(before);
     expect(restarted.notices).toEqual([]);
     await restarted.host.onKeeperCommand("", restarted.ctx);
-    expect(restarted.notices.at(-1)).toContain("read cleanly; every spill written");
+    expect(restarted.notices.at(-1)).toContain("read cleanly; every copy of a large output written");
     expect(persisted(h.sm).frontier.flushSeq).toBe(0);
     const done = restarted.host.onKeeperCommand("now", restarted.ctx);
     await settle();
@@ -241,7 +244,7 @@ describe("keeper host under concurrency", () => {
     await settle();
     h.model.releaseAll();
     await done;
-    expect(h.notices.at(-1)).toContain("manual");
+    expect(h.notices.at(-1)).toContain("last flush (/keeper now");
     expect(persisted(h.sm).frontier.stubbedKeys.sort()).toEqual(["a@11#0", "b@13#0"]);
     const messages = contextOf(h.sm);
     const sent = h.host.onContext({ type: "context", messages } as never, h.ctx)!.messages;
@@ -250,5 +253,33 @@ describe("keeper host under concurrency", () => {
     });
     expect(sent.at(-1)).toBe(messages.at(-1)!);
     expect(JSON.stringify(sent.at(-1))).toContain("c output line");
+  });
+});
+
+describe("summary calls stopped at shutdown are paid for", () => {
+  test("the usage the provider reported before the abort is in /keeper stats, after a restart too", async () => {
+    const h = harness(undefined, gatedModel({ input: 2_000, cost: 0.057 }));
+    h.host.onMessageEnd(twoPrompts(h), h.ctx);
+    await settle();
+    expect(h.model.gates).toHaveLength(2);
+    await h.host.onSessionShutdown();
+    const state = persisted(h.sm);
+    expect(Object.values(state.summaries).map((r) => r.summary.source)).toEqual(["extractive", "extractive"]);
+    expect(state.stats.summarizerCost).toBeCloseTo(0.114, 10);
+    expect(state.stats.summarizerInputTokens).toBe(4_000);
+    const restarted = harness(h.sm);
+    await restarted.host.onKeeperCommand("stats", restarted.ctx);
+    expect(restarted.notices.at(-1)).toContain("summary calls to a model: 4,000 input + 0 output tokens, $0.114");
+  });
+
+  test("stopped before the provider reported anything: the estimate of what was sent, at the model's input price", async () => {
+    const priced = { ...MODEL, cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 } };
+    const h = harness(undefined, gatedModel(), priced);
+    h.host.onMessageEnd(twoPrompts(h), h.ctx);
+    await settle();
+    await h.host.onSessionShutdown();
+    const stats = persisted(h.sm).stats;
+    expect(stats.summarizerInputTokens).toBeGreaterThan(2 * 200); // two prompts of 40 output lines each
+    expect(stats.summarizerCost).toBeCloseTo((stats.summarizerInputTokens * 3) / 1_000_000, 12);
   });
 });

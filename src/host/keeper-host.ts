@@ -73,10 +73,12 @@ export interface KeeperParts {
     warming(event: CacheWarmingDecisionEvent): { action: "stop" } | undefined;
   };
   ui: {
-    /** The status line after a render, an answer, a turn end, a session start. */
+    /** The status line after a render, an answer, a turn end. */
     rendered(event: ContextEvent, ctx: ExtensionContext): void;
     answered(message: ContextMessage, ctx: ExtensionContext): void;
     refresh(ctx: ExtensionContext): void;
+    /** The context changed without a request (session start or resume, `/tree`, a compaction): figures from a fresh render of the branch. */
+    recount(ctx: ExtensionContext): void;
   };
 }
 
@@ -194,16 +196,28 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
     return flushes.start({ trigger: "manual", ctx });
   };
 
+  /** What the keeper would send for the branch now (pure: nothing recorded or persisted). */
+  const sentContext = (messages: ContextMessage[], ctx: ExtensionContext): ContextMessage[] => {
+    const s = settings();
+    return s.enabled ? keeperRender({ messages, state: cell.get().keeper, settings: s, model: modelIdentity(ctx) }) : messages;
+  };
+  /** The status line's figures from the branch as it is now, rendered when first shown or asked for. */
+  const recountStatus = (ctx: ExtensionContext) =>
+    statusLine.recount(ctx, () => {
+      const raw = contextMessagesOf(ctx);
+      return { raw, rendered: sentContext(raw, ctx) };
+    });
+
   const command = createKeeperCommand({
     settings: store,
     pruning: { state: () => cell.get().keeper, lastReport: () => cell.get().lastFlush, flushNow, savedState: () => cell.get().problems },
     cache: {
-      whyText: () => formatWhyView(cell.get().gateLog),
-      cacheText: () => formatCacheView(cacheViewOf(cell.get().wire, cell.get().keeper.stats.rewritesCaused)),
+      whyText: (detail) => formatWhyView(cell.get().gateLog, { detail }),
+      cacheText: (detail) => formatCacheView(cacheViewOf(cell.get().wire, cell.get().keeper.stats.rewritesCaused), { detail }),
     },
     activate,
     deactivate: () => syncRecallTool(false),
-    refreshStatus: (ctx) => statusLine.refresh(ctx),
+    refreshStatus: recountStatus,
     prunedTokens: () => statusLine.prunedTokens(),
     report,
   });
@@ -212,10 +226,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
     cell,
     settings,
     perform,
-    sentContext(messages, ctx) {
-      const s = settings();
-      return s.enabled ? keeperRender({ messages, state: cell.get().keeper, settings: s, model: modelIdentity(ctx) }) : messages;
-    },
+    sentContext,
     busy: () => flushes.inFlight() !== undefined,
     cacheFacts: (ctx) => liveFacts(cell.get(), pi, ctx, now()),
     recallTool: () =>
@@ -325,6 +336,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
         if (settings().enabled && message.role === "assistant") statusLine.refresh(ctx);
       },
       refresh: (ctx) => statusLine.refresh(ctx),
+      recount: recountStatus,
     },
   };
 }

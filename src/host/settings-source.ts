@@ -15,12 +15,19 @@ export function readTextIfExists(path: string): string | undefined {
   }
 }
 
+/** The project's settings file, as Pi's settings manager names it (`<cwd>/.pi/settings.json`). */
+export function projectSettingsFile(cwd: string): string {
+  return join(cwd, CONFIG_DIR_NAME, "settings.json");
+}
+
 export function settingsFiles(options: { cwd: string; projectTrusted: boolean }): string[] {
   const files = [join(getAgentDir(), "settings.json")];
-  if (options.projectTrusted) files.push(join(options.cwd, CONFIG_DIR_NAME, "settings.json"));
+  if (options.projectTrusted) files.push(projectSettingsFile(options.cwd));
   return files;
 }
 
+/** The files Pi reads, in order; an untrusted project's file is not read, only noted when it exists. */
 export function loadSettingsFromDisk(options: { cwd: string; projectTrusted: boolean }): LoadedSettings {
-  return loadKeeperSettings({ files: settingsFiles(options), read: readTextIfExists });
+  const skipped = options.projectTrusted ? [] : [{ path: projectSettingsFile(options.cwd), reason: "project not trusted" }];
+  return loadKeeperSettings({ files: settingsFiles(options), read: readTextIfExists, skipped });
 }

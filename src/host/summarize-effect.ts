@@ -12,6 +12,7 @@ import type { KeeperSettings } from "../settings/schema.ts";
 import type { BatchSummary, ToolBatch } from "../summarize/batch.ts";
 import { summarizeExtractively } from "../summarize/extractive.ts";
 import { summarizeBatches, type SummaryProgress } from "../summarize/model-summarizer.ts";
+import { sentUsageEstimate } from "../summarize/summary-call.ts";
 
 export interface SummarizeEffectOptions {
   ctx: ExtensionContext;
@@ -58,6 +59,8 @@ export async function summarizeForFlush(options: SummarizeEffectOptions): Promis
     signal: options.signal,
     trivialChars: settings.pruning.minBatchChars,
     cache: options.cache,
+    // A call stopped (shutdown, timeout) before the provider reported usage still cost what was sent.
+    sentEstimate: (context) => sentUsageEstimate(context, model.cost?.input ?? 0),
   });
   let next = 0;
   return batches.map((b, i) => (mask[i] ? fromModel[next++] : summarizeExtractively(b)));

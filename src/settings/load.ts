@@ -18,6 +18,16 @@ export interface LoadedSettings {
   sources: string[];
   /** What each file set validly, in the order applied (later wins): where a value came from. */
   layers: Array<{ source: string; partial: PartialSettings }>;
+  /** Settings files that exist but were not read (the project's, when Pi does not trust the project). */
+  ignored?: IgnoredSettingsFile[];
+}
+
+export interface IgnoredSettingsFile {
+  source: string;
+  /** Why, in words ("project not trusted"). */
+  reason: string;
+  /** The file has a `contextKeeper` section (so ignoring it changes this extension's settings). */
+  setsKeeper: boolean;
 }
 
 export const SETTINGS_KEY = "contextKeeper";
@@ -43,7 +53,17 @@ function readLayer(path: string, read: SettingsFileReader, diagnostics: Settings
   return parsed.partial;
 }
 
-export function loadKeeperSettings(options: { files: string[]; read: SettingsFileReader }): LoadedSettings {
+/** Whether the file's JSON has a `contextKeeper` key (unparsable: false; it is not read anyway). */
+function hasKeeperSection(text: string): boolean {
+  try {
+    const json: unknown = JSON.parse(text);
+    return typeof json === "object" && json !== null && !Array.isArray(json) && SETTINGS_KEY in json;
+  } catch {
+    return false;
+  }
+}
+
+export function loadKeeperSettings(options: { files: string[]; read: SettingsFileReader; skipped?: ReadonlyArray<{ path: string; reason: string }> }): LoadedSettings {
   const diagnostics: SettingsDiagnostic[] = [];
   const layers: PartialSettings[] = [];
   const sources: string[] = [];
@@ -54,5 +74,16 @@ export function loadKeeperSettings(options: { files: string[]; read: SettingsFil
       sources.push(file);
     }
   }
-  return { settings: mergeSettings(...layers), diagnostics, sources, layers: layers.map((partial, i) => ({ source: sources[i]!, partial })) };
+  const ignored: IgnoredSettingsFile[] = [];
+  for (const skip of options.skipped ?? []) {
+    const text = options.read(skip.path);
+    if (text !== undefined) ignored.push({ source: skip.path, reason: skip.reason, setsKeeper: hasKeeperSection(text) });
+  }
+  return {
+    settings: mergeSettings(...layers),
+    diagnostics,
+    sources,
+    layers: layers.map((partial, i) => ({ source: sources[i]!, partial })),
+    ...(ignored.length ? { ignored } : {}),
+  };
 }

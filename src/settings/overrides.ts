@@ -19,19 +19,45 @@ function unquote(text: string): string {
   return t;
 }
 
+/** What a key takes, in words: "on or off", "one of auto, off, flush-gated", "a whole number ≥ 1". */
+export function acceptedValues(key: SettingKey): string {
+  switch (key.kind) {
+    case "boolean":
+      return "on or off (true/false)";
+    case "enum":
+      return `one of ${(key.values ?? []).join(", ")}`;
+    case "string-list":
+      return "names separated by commas, or a JSON list of strings";
+    case "string":
+      return key.path === "summarizer.model" ? 'provider/model-id, or "" for the session model' : "text";
+    case "number":
+    case "integer": {
+      const ok = (n: number) => key.schema.safeParse(n).success;
+      const bounds = key.schema as unknown as { minValue?: number | null; maxValue?: number | null };
+      const lo = bounds.minValue ?? -Infinity;
+      const hi = bounds.maxValue ?? Infinity;
+      const parts: string[] = [];
+      if (Number.isFinite(lo)) parts.push(key.kind === "integer" && !ok(lo) ? `≥ ${lo + 1}` : `${ok(lo) ? "≥" : ">"} ${lo}`);
+      if (Number.isFinite(hi) && hi < Number.MAX_SAFE_INTEGER) parts.push(`${ok(hi) ? "≤" : "<"} ${hi}`);
+      return `${key.kind === "integer" ? "a whole number" : "a number"}${parts.length ? ` ${parts.join(" and ")}` : ""}`;
+    }
+  }
+}
+
 function readTyped(key: SettingKey, text: string): ValueParse {
   const raw = text.trim();
+  const refused: ValueParse = { ok: false, message: badValueText(key, raw) };
   switch (key.kind) {
     case "boolean": {
       const word = raw.toLowerCase();
       if (TRUE_WORDS.has(word)) return { ok: true, value: true };
       if (FALSE_WORDS.has(word)) return { ok: true, value: false };
-      return { ok: false, message: `expects on or off (true/false), got "${raw}"` };
+      return refused;
     }
     case "number":
     case "integer": {
       const n = Number(raw.replace(/_/g, ""));
-      if (raw === "" || !Number.isFinite(n)) return { ok: false, message: `expects a number, got "${raw}"` };
+      if (raw === "" || !Number.isFinite(n)) return refused;
       return { ok: true, value: n };
     }
     case "string-list": {
@@ -39,7 +65,7 @@ function readTyped(key: SettingKey, text: string): ValueParse {
         try {
           return { ok: true, value: JSON.parse(raw) };
         } catch {
-          return { ok: false, message: `expects a JSON list or comma-separated names, got "${raw}"` };
+          return refused;
         }
       }
       return { ok: true, value: raw === "" || raw === "-" ? [] : raw.split(",").map((s) => s.trim()).filter((s) => s !== "") };
@@ -50,17 +76,20 @@ function readTyped(key: SettingKey, text: string): ValueParse {
   }
 }
 
-/** Read and validate a value typed for a key. The message names the key and what it accepts. */
+/** `"sometimes" is not a valid thinkingStrip.mode — it takes one of auto, off, flush-gated.` — the value as typed, and "did you mean" for an enum. */
+function badValueText(key: SettingKey, raw: string): string {
+  return `"${raw}" is not a valid ${key.path} — it takes ${acceptedValues(key)}.${key.values ? didYouMean(unquote(raw), key.values) : ""}`;
+}
+
+/** Read and validate a value typed for a key. The message echoes the value, names the key and says what it takes. */
 export function parseSettingValue(path: string, text: string): ValueParse {
   const key = findSettingKey(path);
   if (!key) return { ok: false, message: unknownKeyMessage(path) };
   const typed = readTyped(key, text);
-  if (!typed.ok) return { ok: false, message: `${path} ${typed.message}` };
+  if (!typed.ok) return typed;
   const checked = key.schema.safeParse(typed.value);
   if (checked.success) return { ok: true, value: checked.data };
-  const reason = checked.error.issues[0]?.message ?? "invalid value";
-  const allowed = key.values ? ` (one of ${key.values.join(", ")})` : "";
-  return { ok: false, message: `${path}: ${reason}${allowed}` };
+  return { ok: false, message: badValueText(key, text.trim()) };
 }
 
 export function unknownKeyMessage(path: string): string {

@@ -127,3 +127,18 @@ describe("a contextKeeper value that is not an object", () => {
     expect(line).not.toContain("contextKeeper.contextKeeper");
   });
 });
+
+describe("an untrusted project's settings file", () => {
+  test("is not read, but noted: its path, why, and whether it sets contextKeeper; a missing one is not noted", () => {
+    const project = tempFile("settings.json", JSON.stringify({ contextKeeper: { enabled: false } }));
+    const agent = tempFile("settings.json", JSON.stringify({ contextKeeper: { pruning: { minBatchChars: 2000 } } }));
+    const loaded = loadKeeperSettings({ files: [agent], read: readIfExists, skipped: [{ path: project, reason: "project not trusted" }, { path: "/nonexistent/p.json", reason: "project not trusted" }] });
+    expect(loaded.settings.enabled).toBe(true);
+    expect(loaded.settings.pruning.minBatchChars).toBe(2000);
+    expect(loaded.sources).toEqual([agent]);
+    expect(loaded.ignored).toEqual([{ source: project, reason: "project not trusted", setsKeeper: true }]);
+    const other = tempFile("settings.json", JSON.stringify({ theme: "dark" }));
+    expect(loadKeeperSettings({ files: [], read: readIfExists, skipped: [{ path: other, reason: "project not trusted" }] }).ignored).toEqual([{ source: other, reason: "project not trusted", setsKeeper: false }]);
+    expect(loadKeeperSettings({ files: [], read: readIfExists }).ignored).toBeUndefined();
+  });
+});

@@ -35,7 +35,10 @@ export interface BatchSummary {
   source: SummarySource;
   inputTokens: number;
   outputTokens: number;
-  /** Dollars, as reported by pi-ai's usage cost (0 for extractive summaries). */
+  /**
+   * Dollars, as reported by pi-ai's usage cost: of the model call that made the summary, or of
+   * a failed or stopped one an extractive summary replaced (0 when no call was made).
+   */
   cost: number;
 }
 

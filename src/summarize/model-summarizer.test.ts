@@ -5,7 +5,8 @@ import type { CapturedCall, ToolBatch } from "./batch.ts";
 import { extractiveSummaryText } from "./extractive.ts";
 import { findMissingFacts } from "./fidelity.ts";
 import { type SummaryProgress, summarizeBatches } from "./model-summarizer.ts";
-import type { StreamSummaryCall, SummaryStream } from "./summary-call.ts";
+import type { Context } from "@earendil-works/pi-ai";
+import { promptChars, sentUsageEstimate, type StreamSummaryCall, type SummaryResultMessage, type SummaryStream } from "./summary-call.ts";
 import { ManualTimers, type RecordedCall, fakeComplete, flush, hangingStream, resultMessage, scriptedStream, tricklingStream } from "../../test/support/summarize/fake-model.ts";
 
 // Type-level check: the shell can hand Pi's registry call over unchanged.
@@ -70,7 +71,8 @@ describe("summarizeBatches: faults fall back to the extractive summary", () => {
     const [s] = await pending;
     expect(s.source).toBe("extractive");
     expect(s.text).toBe(extractiveSummaryText(b));
-    expect(s.cost).toBe(0);
+    // A failed attempt's spend is the fallback's: what the provider billed for it (0 when it reported none).
+    expect(s.cost).toBe(s.failedAttemptUsage?.cost ?? 0);
     expect(timers.pending).toBe(0); // no timer left behind
     return { s, calls };
   }
@@ -136,6 +138,47 @@ describe("summarizeBatches: faults fall back to the extractive summary", () => {
     controller.abort();
     const [s] = await pending;
     expect(s).toMatchObject({ source: "extractive", fallbackReason: "aborted" });
+  });
+});
+
+describe("summarizeBatches: a call stopped early still counts what it cost", () => {
+  /** Reports usage as the provider's first event does (pi-ai's partial message), then hangs. */
+  function startedThenHangs(): SummaryStream {
+    const partial = resultMessage("", { input: 3_000, output: 12, cost: 0.0093 });
+    let sentStart = false;
+    return {
+      [Symbol.asyncIterator]: () => ({
+        next: () => (sentStart ? new Promise<IteratorResult<{ type: string }>>(() => {}) : ((sentStart = true), Promise.resolve({ done: false, value: { type: "start", partial } as { type: string } }))),
+      }),
+      result: () => new Promise<SummaryResultMessage>(() => {}),
+    };
+  }
+
+  test("aborted (e.g. at shutdown) after the provider reported usage: that usage is the summary's spend", async () => {
+    const controller = new AbortController();
+    const { complete } = fakeComplete(() => startedThenHangs());
+    const pending = summarizeBatches({ batches: [batch("a@10#0")], complete, model: "m", timeouts, timers: new ManualTimers(), signal: controller.signal });
+    await flush();
+    controller.abort();
+    const [s] = await pending;
+    expect(s).toMatchObject({ source: "extractive", fallbackReason: "aborted", inputTokens: 3_000, outputTokens: 12, cost: 0.0093 });
+  });
+
+  test("aborted before any usage came back: the estimate of what was sent, marked as one; not sent at all: nothing", async () => {
+    const controller = new AbortController();
+    const { complete, calls } = fakeComplete(() => hangingStream());
+    const sentEstimate = (context: Context) => sentUsageEstimate(context, 3); // $3 per million input tokens
+    const pending = summarizeBatches({ batches: [batch("a@10#0")], complete, model: "m", timeouts, timers: new ManualTimers(), signal: controller.signal, sentEstimate });
+    await flush();
+    controller.abort();
+    const [s] = await pending;
+    const tokens = Math.ceil(promptChars(calls[0]!.context) / 4);
+    expect(tokens).toBeGreaterThan(400); // the prompt carries the 1,800-character output
+    expect(s).toMatchObject({ fallbackReason: "aborted", inputTokens: tokens, outputTokens: 0, cost: (tokens * 3) / 1_000_000 });
+    expect(s.failedAttemptUsage?.estimated).toBe(true);
+    const before = await summarizeBatches({ batches: [batch("b@10#0")], complete, model: "m", timeouts, timers: new ManualTimers(), signal: controller.signal, sentEstimate });
+    expect(before[0]).toMatchObject({ fallbackReason: "aborted", cost: 0, inputTokens: 0 });
+    expect(calls).toHaveLength(1);
   });
 });
 

@@ -4,6 +4,7 @@
  * summary of that batch. Identical batches are summarized once. A model summary that
  * dropped a path, command, exit code or error line gets them appended verbatim.
  */
+import type { Context } from "@earendil-works/pi-ai";
 import type { BatchSummary, ToolBatch } from "./batch.ts";
 import { type ExtractiveOptions, keepRawWhenLonger, rawLength, summarizeExtractively } from "./extractive.ts";
 import { countMissing, findMissingFacts } from "./fidelity.ts";
@@ -30,7 +31,11 @@ export interface SummarizedBatch extends BatchSummary {
   /** Why the model summary was not used (the text is then the extractive one). */
   fallbackReason?: SummaryFailureReason;
   fallbackDetail?: string;
-  /** Usage of a failed model attempt (not charged to `cost`, which is 0 for extractive). */
+  /**
+   * Usage of a failed model attempt (an error, an empty answer, a call stopped by a timeout or
+   * an abort): the fallback's `inputTokens`, `outputTokens` and `cost` carry it too, so the
+   * flush counts what the attempt was billed (`stats.summarizerCost`).
+   */
   failedAttemptUsage?: CallUsage;
   /** Facts the model dropped that were appended verbatim. */
   repairedFacts: number;
@@ -55,6 +60,8 @@ export interface SummarizeBatchesOptions<TModel> {
   concurrency?: number;
   /** Output token cap of a summary call. Default 2048. */
   maxTokens?: number;
+  /** What a call stopped before the provider reported usage is taken to cost (summary-call.ts). */
+  sentEstimate?: (context: Context) => CallUsage;
   /** Summaries by content hash, read and filled: aliasing across flushes. */
   cache?: Map<string, BatchSummary>;
   extractive?: ExtractiveOptions;
@@ -87,11 +94,16 @@ async function summarizeOne<TModel>(batch: ToolBatch, o: SummarizeBatchesOptions
     ceilingMs: o.timeouts.ceilingMs,
     timers: o.timers ?? realTimers,
     signal: o.signal,
+    ...(o.sentEstimate ? { sentEstimate: o.sentEstimate } : {}),
   });
   const durationMs = now() - started;
   if (!outcome.ok) {
+    const spent = outcome.usage ?? { inputTokens: 0, outputTokens: 0, cost: 0 };
     return {
       ...extractiveFallback(batch, o.extractive),
+      inputTokens: spent.inputTokens,
+      outputTokens: spent.outputTokens,
+      cost: spent.cost,
       fallbackReason: outcome.reason,
       fallbackDetail: outcome.detail,
       failedAttemptUsage: outcome.usage,

@@ -91,7 +91,7 @@ describe("resolveThinkingPolicy", () => {
     const d = resolveThinkingPolicy({ mode: "auto", ...sonnet45 });
     expect(d).toMatchObject({ strip: false, behaviour: "drops-closed-cycle" });
     expect(d.row?.id).toBe("claude-sonnet-legacy");
-    expect(d.reason).toContain("drops thinking");
+    expect(d.reason).toContain("drops the thinking of earlier requests");
   });
 
   test("auto strips on keeps-all", () => {

@@ -156,7 +156,7 @@ export function findThinkingPolicyRow(
 const AUTO_REASONS: Record<ThinkingReplayBehaviour, { strip: boolean; reason: string }> = {
   "drops-closed-cycle": {
     strip: false,
-    reason: "the provider already drops thinking from closed cycles: stripping saves nothing and rewrites the cache",
+    reason: "the provider already drops the thinking of earlier requests: stripping saves nothing and rewrites the cache",
   },
   "keeps-all": {
     strip: true,
@@ -164,7 +164,7 @@ const AUTO_REASONS: Record<ThinkingReplayBehaviour, { strip: boolean; reason: st
   },
   unknown: {
     strip: false,
-    reason: "no evidence that earlier thinking is billed on later calls, and every strip rewrites the cached prefix",
+    reason: "no evidence that earlier thinking is billed on later calls, and every strip rewrites cached history",
   },
 };
 

@@ -1,17 +1,18 @@
 /**
- * `/keeper cache`: one plain sentence about the prompt cache first (totals since the
- * extension started in this session), then how this extension's history changes (the
- * stats' "rewrites caused") ended up on the wire, then the internals (layer hashes, the
- * recent cache rewrites). Pure text.
+ * `/keeper cache`: one plain sentence about the prompt cache (totals since the extension
+ * started in this session), then how this extension's history changes (the count in `/keeper
+ * stats`) ended up on the wire. `/keeper cache --detail` adds the internals: the last
+ * request's cache layers (hashes, estimated tokens) and the recent cache rewrites with their
+ * cause and cost. Every count comes from the one tally (`rewrite-tally.ts`); the list is the
+ * newest of those same rewrites, so the two never disagree. Pure text.
  */
-import { formatCacheReport } from "../discipline/format.ts";
 import type { RewriteTally } from "../discipline/rewrite-tally.ts";
-import type { BustAttribution, RequestFingerprint } from "../discipline/schema.ts";
+import type { BustAttribution, BustCause, RequestFingerprint } from "../discipline/schema.ts";
 
 export interface CacheViewInput {
   fingerprints: readonly RequestFingerprint[];
-  /** The recent attributions (a ring), oldest first. */
-  attributions: readonly BustAttribution[];
+  /** The newest cache rewrites (requests that wrote cached history again), oldest first: a short ring of the ones the tally counts. */
+  busts: readonly BustAttribution[];
   tally: RewriteTally;
   /** `stats.rewritesCaused` of the session (persisted, so it spans restarts). */
   sessionRewrites: number;
@@ -20,39 +21,86 @@ export interface CacheViewInput {
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
 const times = (n: number): string => `${n} time${n === 1 ? "" : "s"}`;
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+/** UTC clock time, so the text does not depend on the machine's zone. */
+const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19);
 
 export function cacheSummary(input: CacheViewInput): string {
   const t = input.tally;
   if (t.requests === 0) return "Prompt cache: no request sent yet in this session, nothing to report.";
   if (t.compared === 0) return "Prompt cache: one request sent so far, nothing to compare it with yet.";
-  if (t.busts === 0) return `Prompt cache: each of the ${plural(t.requests, "request")} so far extended the one before (no cached prefix had to be written again).`;
+  if (t.busts === 0) return `Prompt cache: each of the ${plural(t.requests, "request")} so far extended the one before (no cached history had to be written again).`;
   const others = t.busts - t.keeperBusts;
+  const cost = t.keeperBusts > 0 ? ` (extra cost: the price of ≈ ${int(t.keeperBustCost)} uncached input tokens)` : "";
   return (
     `Prompt cache: ${t.busts} of ${plural(t.requests, "request")} had to write cached history again — ` +
-    `${t.keeperBusts} because this extension changed history (≈ ${int(t.keeperBustCost)} tok-eq), ${others} for other reasons (TTL, model, thinking level, tools, system prompt).`
+    `${t.keeperBusts} because this extension changed history${cost}, ${others} for other reasons (the cache expired, or the model, thinking level, tools or system prompt changed).`
   );
 }
 
-/** Reconciles the stats' "rewrites caused" with the wire: where each one went. */
+/** Reconciles the count in `/keeper stats` with the wire: where each history change went. */
 export function rewriteReconciliation(input: CacheViewInput): string | undefined {
   const t = input.tally;
   if (input.sessionRewrites === 0 && t.recorded === 0) return undefined;
   const before = Math.max(0, input.sessionRewrites - t.recorded);
   const parts: string[] = [];
-  if (t.billed) parts.push(`${t.billed} re-wrote cached history (the keeper-rewrite busts)`);
+  if (t.billed) parts.push(`${t.billed} made the provider write cached history again`);
   if (t.free) parts.push(`${t.free} landed on a request whose cache was lost anyway (free)`);
   if (t.uncached) parts.push(`${t.uncached} changed nothing the provider had cached`);
-  if (t.unobserved) parts.push(`${t.unobserved} went out with the first request (not compared)`);
+  if (t.unobserved) parts.push(`${t.unobserved} went out with the first request (nothing to compare with)`);
   if (t.pending) parts.push(`${t.pending} not sent yet (takes effect at the next request)`);
   if (before) parts.push(`${before} before Pi loaded this session (not tracked here)`);
-  return `This extension changed sent history ${times(input.sessionRewrites)} in this session ("rewrites caused" in /keeper stats): ${parts.join("; ")}.`;
+  return `This extension changed history already sent ${times(input.sessionRewrites)} in this session (as /keeper stats counts): ${parts.join("; ")}.`;
 }
 
-export function formatCacheView(input: CacheViewInput): string {
+const CAUSE_WORDS: Record<BustCause, string> = {
+  none: "none",
+  "keeper-rewrite": "this extension changed history",
+  "model-switch": "the model changed",
+  "thinking-change": "the thinking level changed",
+  "tool-change": "the tools changed",
+  "system-change": "the system prompt changed",
+  "ttl-expiry": "the cache expired",
+  unknown: "cause unknown",
+};
+
+/** The last request's layers (tools, system, frozen history up to the cache mark, the tail after it). */
+function layerLines(last: RequestFingerprint): string[] {
+  const seam = last.seamMessageIndex;
+  const msgCount = last.tokens.messages.length;
+  const frozenTokens = last.tokens.messages.slice(0, seam + 1).reduce((a, b) => a + b, 0);
+  const tailTokens = last.tokens.messages.slice(seam + 1).reduce((a, b) => a + b, 0);
+  return [
+    `Last request ${clock(last.at)} UTC · ${last.model} · thinking ${last.thinkingLevel} (layer, hash, estimated tokens):`,
+    `  tools   ${last.layers.tools}  ${int(last.tokens.tools)} tokens`,
+    `  system  ${last.layers.system}  ${int(last.tokens.system)} tokens`,
+    seam >= 0 ? `  frozen  ${last.layers.frozen}  ${int(frozenTokens)} tokens (messages 0–${seam}, up to the seam mark)` : `  frozen  (no seam mark)`,
+    `  tail    ${last.layers.tail}  ${int(tailTokens)} tokens (messages ${seam + 1}–${msgCount - 1})`,
+  ];
+}
+
+/** The newest cache rewrites, at most `show`, with the same total the summary counts. */
+export function bustLines(input: Pick<CacheViewInput, "busts" | "tally">, show = 5): string[] {
+  const total = input.tally.busts;
+  if (total === 0) return ["No cache rewrites since this extension started in this session."];
+  const shown = input.busts.slice(-show).reverse();
+  const lines = [`Cache rewrites (the newest ${shown.length} of ${total}; cost in input-token units, 1 = one uncached input token):`];
+  for (const b of shown) {
+    lines.push(`  ${clock(b.at)} UTC  ${b.cause.padEnd(15)} ${int(b.rewrittenTokens)} tokens written again ≈ ${int(b.estimatedCost)} — ${CAUSE_WORDS[b.cause]}: ${b.detail}`);
+  }
+  lines.push(`All ${total}: this extension's ${input.tally.keeperBusts} cost ≈ ${int(input.tally.keeperBustCost)} (the figure in the first line).`);
+  return lines;
+}
+
+export function formatCacheDetail(input: CacheViewInput): string {
+  const last = input.fingerprints[input.fingerprints.length - 1];
+  return [...(last === undefined ? ["No request seen yet."] : layerLines(last)), ...bustLines(input)].join("\n");
+}
+
+export function formatCacheView(input: CacheViewInput, options: { detail?: boolean } = {}): string {
   const lines = [cacheSummary(input)];
   const reconciled = rewriteReconciliation(input);
   if (reconciled) lines.push(reconciled);
-  lines.push("", `Details (the last ${plural(input.attributions.length + 1, "request")} at most):`);
-  lines.push(formatCacheReport({ fingerprints: input.fingerprints, attributions: input.attributions }));
+  if (options.detail) lines.push("", formatCacheDetail(input));
+  else if (input.tally.requests > 0) lines.push("/keeper cache --detail shows each rewrite with its cause and cost, and how the last request was built.");
   return lines.join("\n");
 }

@@ -28,6 +28,29 @@ describe("/keeper arguments → action", () => {
     else throw new Error("expected an error");
   });
 
+  test("a bad value is echoed as typed, with what the key takes, and the setting is unchanged", () => {
+    const message = (text: string) => {
+      const r = parseKeeperCommand(text);
+      if (r.kind !== "error") throw new Error(`expected an error for ${text}`);
+      return r.message;
+    };
+    expect(message("set pruning.minBatchChars -5")).toBe('"-5" is not a valid pruning.minBatchChars — it takes a whole number ≥ 0. pruning.minBatchChars is unchanged.');
+    expect(message("set pruning.budgetTrigger.fraction 1.5")).toBe('"1.5" is not a valid pruning.budgetTrigger.fraction — it takes a number > 0 and ≤ 1. pruning.budgetTrigger.fraction is unchanged.');
+    expect(message("set cache.seam maybe")).toBe('"maybe" is not a valid cache.seam — it takes on or off (true/false). cache.seam is unchanged.');
+    expect(message("set summarizer.mode extractiv")).toBe('"extractiv" is not a valid summarizer.mode — it takes one of auto, model, extractive. Did you mean "extractive"? summarizer.mode is unchanged.');
+    expect(message("set pruning.protectedTools [1, 2]")).toBe('"[1, 2]" is not a valid pruning.protectedTools — it takes names separated by commas, or a JSON list of strings. pruning.protectedTools is unchanged.');
+    expect(message("set cache.seam")).toContain("cache.seam is unchanged");
+    // No raw validator text.
+    for (const text of ["set pruning.minBatchChars 1.5", "set thinkingStrip.mode x", "set recall.pageChars 0"]) expect(message(text)).not.toMatch(/Invalid|expected|received|Too small/);
+  });
+
+  test("why and cache take --detail, nothing else", () => {
+    expect(parseKeeperCommand("why")).toEqual({ kind: "why", detail: false });
+    expect(parseKeeperCommand("why --detail")).toEqual({ kind: "why", detail: true });
+    expect(parseKeeperCommand("cache detail")).toEqual({ kind: "cache", detail: true });
+    expect(parseKeeperCommand("cache --all")).toEqual({ kind: "error", message: '/keeper cache takes only --detail (got "--all")' });
+  });
+
   test("reset and save", () => {
     expect(parseKeeperCommand("reset")).toEqual({ kind: "reset" });
     expect(parseKeeperCommand("reset cache.seam")).toEqual({ kind: "reset", key: "cache.seam" });
@@ -50,6 +73,12 @@ describe("/keeper arguments → action", () => {
 });
 
 describe("completions: every value is the whole argument text", () => {
+  test("why and cache complete --detail", () => {
+    expect(keeperCompletions("why ")!.map((i) => i.value)).toEqual(["why --detail"]);
+    expect(keeperCompletions("cache --d")!.map((i) => i.value)).toEqual(["cache --detail"]);
+    expect(keeperCompletions("why x")).toBeNull();
+  });
+
   test("subcommands by prefix", () => {
     expect(keeperCompletions("")!.map((i) => i.label)).toEqual(SUBCOMMANDS.map((s) => s.name));
     expect(keeperCompletions("s")!.map((i) => i.value)).toEqual(["stats", "set ", "save "]);

@@ -13,8 +13,8 @@ export type KeeperAction =
   | { kind: "help" }
   | { kind: "stats" }
   | { kind: "now" }
-  | { kind: "why" }
-  | { kind: "cache" }
+  | { kind: "why"; detail: boolean }
+  | { kind: "cache"; detail: boolean }
   | { kind: "on" }
   | { kind: "off" }
   | { kind: "set"; key: string; value: unknown }
@@ -32,8 +32,8 @@ export interface SubcommandInfo {
 export const SUBCOMMANDS: readonly SubcommandInfo[] = [
   { name: "stats", description: "what pruning did: flushes, tokens saved, summarizer spend" },
   { name: "now", description: "flush now instead of at the end of the request" },
-  { name: "why", description: "why the last flushes changed history or waited (cache gate)" },
-  { name: "cache", description: "the prompt cache: last request's layers and recent cache rewrites" },
+  { name: "why", args: "[--detail]", description: "why the last flushes changed history or waited; --detail: the arithmetic" },
+  { name: "cache", args: "[--detail]", description: "how often the prompt cache was written again, and why; --detail: each rewrite" },
   { name: "on", description: "turn the extension on for this session" },
   { name: "off", description: "turn the extension off for this session (history is sent unchanged)" },
   { name: "set", args: "<key> <value>", description: "change one setting for this session" },
@@ -55,9 +55,9 @@ function parseSet(rest: string): KeeperAction {
   const eq = trimmed.match(/^([^\s=]+)\s*=\s*(.*)$/s);
   const [key, valueText] = eq ? [eq[1]!, eq[2]!] : [trimmed.split(/\s+/)[0]!, trimmed.slice(trimmed.split(/\s+/)[0]!.length)];
   if (!findSettingKey(key)) return { kind: "error", message: unknownKeyMessage(key) };
-  if (valueText.trim() === "") return { kind: "error", message: `usage: /keeper set ${key} <value> (a value is missing)` };
+  if (valueText.trim() === "") return { kind: "error", message: `usage: /keeper set ${key} <value> (a value is missing; ${key} is unchanged)` };
   const parsed = parseSettingValue(key, valueText);
-  return parsed.ok ? { kind: "set", key, value: parsed.value } : { kind: "error", message: parsed.message };
+  return parsed.ok ? { kind: "set", key, value: parsed.value } : { kind: "error", message: `${parsed.message} ${key} is unchanged.` };
 }
 
 export function parseKeeperCommand(args: string): KeeperAction {
@@ -80,10 +80,15 @@ export function parseKeeperCommand(args: string): KeeperAction {
       if ((SAVE_TARGETS as readonly string[]).includes(target)) return { kind: "save", target: target as SaveTarget };
       return { kind: "error", message: `usage: ${usage("save")} ("${target}" is not a settings file).${didYouMean(target, SAVE_TARGETS)}` };
     }
+    case "why":
+    case "cache": {
+      const option = rest.trim().toLowerCase();
+      if (option === "") return { kind: sub, detail: false };
+      if (option === "--detail" || option === "detail") return { kind: sub, detail: true };
+      return { kind: "error", message: `/keeper ${sub} takes only --detail (got "${rest.trim()}")` };
+    }
     case "stats":
     case "now":
-    case "why":
-    case "cache":
     case "on":
     case "off":
     case "help":

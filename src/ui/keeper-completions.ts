@@ -90,6 +90,9 @@ export function keeperCompletions(argumentText: string, context: CompletionConte
         if (key) items = completeValue(key, rest.slice(keyEnd).replace(/^[\s=]+/, ""), context);
       }
     } else if (verb === "reset" && !/\s/.test(rest)) items = completeKeys("reset", rest, context);
+    else if ((verb === "why" || verb === "cache") && "--detail".startsWith(rest.toLowerCase())) {
+      items = [{ value: `${verb} --detail`, label: "--detail", description: verb === "why" ? "the arithmetic of each decision" : "each rewrite with its cause and cost; the last request's parts" }];
+    }
     else if (verb === "save" && !/\s/.test(rest)) {
       items = [
         { value: "save agent", label: "agent", description: "your Pi settings (all projects)" },

@@ -6,7 +6,9 @@
 import { SETTING_KEYS, valueAt } from "../settings/keys.ts";
 import { overrideLeaves } from "../settings/overrides.ts";
 import { formatDiagnostic, type PartialSettings, type SettingsDiagnostic } from "../settings/parse.ts";
+import type { IgnoredSettingsFile } from "../settings/load.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
+import { keptOutLine } from "./pruning-view.ts";
 
 export interface KeeperStatusSection {
   title: string;
@@ -22,7 +24,9 @@ export interface KeeperViewInput {
   layers?: ReadonlyArray<{ source: string; partial: PartialSettings }>;
   /** Session overrides (`/keeper set|on|off`). */
   overrides?: PartialSettings;
-  /** Problems found outside the settings files (e.g. a summarizer model that does not exist). */
+  /** Settings files that exist but were not read (an untrusted project's). */
+  ignored?: readonly IgnoredSettingsFile[];
+  /** Problems found outside the settings files (a summarizer model that does not exist, a setting with no effect). */
   warnings?: string[];
   /** Sections contributed by features (thinking strip, pruning...); shown only when enabled. */
   sections: KeeperStatusSection[];
@@ -32,10 +36,17 @@ export interface KeeperViewInput {
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
 
-function liveLine(live: NonNullable<KeeperViewInput["live"]>): string {
+function liveLines(live: NonNullable<KeeperViewInput["live"]>): string[] {
   const ctx = live.contextTokens === undefined ? "context size not known yet (no answer since the last compaction)" : `${int(live.contextTokens)} tokens in context (Pi's estimate)`;
-  const pruned = live.prunedTokens > 0 ? `≈ ${int(live.prunedTokens)} tokens kept out of each request by pruning` : "nothing pruned yet";
-  return `now: ${ctx}; ${pruned}`;
+  return [`now: ${ctx}`, keptOutLine(live.prunedTokens)];
+}
+
+/** "the project's settings were ignored: project not trusted (…)" for each file Pi did not read. */
+function ignoredLines(input: KeeperViewInput): string[] {
+  return (input.ignored ?? []).map(
+    (f) =>
+      `the project's settings were ignored: ${f.reason} (${f.source}${f.setsKeeper ? " sets contextKeeper" : ""}; to use them: /trust in Pi, then start it again, or pi --approve)`,
+  );
 }
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -83,12 +94,14 @@ function layerValue(input: KeeperViewInput, path: string): PartialSettings {
 
 export function formatKeeperView(input: KeeperViewInput): string {
   const lines: string[] = [headline(input)];
-  if (input.live && input.settings.enabled) lines.push(liveLine(input.live));
+  if (input.live && input.settings.enabled) lines.push(...liveLines(input.live));
   const overrideCount = overrideLeaves(input.overrides ?? {}).length;
   // A file that was read but sets nothing of ours is not a source worth naming.
   const setting = input.layers ? input.layers.filter((l) => Object.keys(l.partial).length > 0).map((l) => l.source) : input.sources;
   const from = [...setting, ...(overrideCount > 0 ? [`${overrideCount} session override${overrideCount === 1 ? "" : "s"}`] : [])];
-  lines.push(`settings from: ${from.length ? `defaults, then ${from.join(", then ")}` : "defaults only (no contextKeeper in any settings file)"}`);
+  const nothingRead = input.ignored?.length ? "defaults only" : "defaults only (no contextKeeper in any settings file)";
+  lines.push(`settings from: ${from.length ? `defaults, then ${from.join(", then ")}` : nothingRead}`);
+  lines.push(...ignoredLines(input));
   if (input.diagnostics.length) {
     lines.push("settings problems (defaults used for these keys):");
     for (const d of input.diagnostics) lines.push(`  ${formatDiagnostic(d)}`);

@@ -2,7 +2,7 @@
 import type { FlushDecision } from "../flush/plan.ts";
 import type { KeeperState } from "../state/schema.ts";
 import type { ThinkingPolicyDecision } from "../thinking/index.ts";
-import { formatDollars } from "./status-line.ts";
+import { formatDollars, formatTokenCount } from "./status-line.ts";
 
 export interface FlushReportView {
   trigger: string;
@@ -10,11 +10,18 @@ export interface FlushReportView {
   decisions: FlushDecision[];
   persistedEntries: number;
   durationMs: number;
+  /** Estimated tokens this flush removed from every later request (its share of the running total). */
+  tokensSaved?: number;
 }
 
 export interface StatsViewOptions {
   /** The thinking strip applies to the current model: show its boundary. */
   thinkingStrip?: boolean;
+  /**
+   * Estimated tokens the last render kept out of the request: the status line's "−42k pruned"
+   * and `/keeper`'s "now:" figure (status-runtime.ts). Absent: the line is left out.
+   */
+  prunedTokens?: number;
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
@@ -23,29 +30,61 @@ function count(decisions: FlushDecision[], kind: FlushDecision["kind"]): number 
   return decisions.filter((d) => d.kind === kind).length;
 }
 
+/** "2 outputs" / "1 output". */
+const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
+/** The line shared by `/keeper stats` and `/keeper`: what pruning keeps out of the next request. */
+export function keptOutLine(prunedTokens: number): string {
+  return prunedTokens > 0
+    ? `kept out of the next request: ≈ ${int(prunedTokens)} tokens (the status line's "−${formatTokenCount(prunedTokens)} pruned")`
+    : "kept out of the next request: nothing yet";
+}
+
 export function formatStats(state: KeeperState, last: FlushReportView | undefined, options: StatsViewOptions = {}): string[] {
   const s = state.stats;
   const lines = [
-    `flushes: ${s.flushes} · rewrites caused: ${s.rewritesCaused} (flushes that changed history already sent; /keeper cache shows what each cost)`,
-    `saving: ≈ ${int(s.tokensSavedEstimate)} tokens per request (estimate)`,
-    `stubbed results: ${s.stubbedResults} · purged failed-call arguments: ${s.purgedErrors} · compressed chains: ${s.compressedChains}`,
-    `summarizer: ${int(s.summarizerInputTokens)} input + ${int(s.summarizerOutputTokens)} output tokens, ${formatDollars(s.summarizerCost)} ` +
-      "(not in Pi's $ footer: Pi gives extensions no way to add to it; the status line shows it)",
+    `flushes that found something to prune: ${s.flushes}, ${s.rewritesCaused} of them changed history already sent (the provider then writes its cache again; /keeper cache says what that cost)`,
   ];
+  if (options.prunedTokens !== undefined) lines.push(keptOutLine(options.prunedTokens));
+  lines.push(
+    `removed by all flushes together: ≈ ${int(s.tokensSavedEstimate)} tokens (each flush's saving, added up: the figure above ` +
+      `until a compaction replaces history, which this keeps counting${options.thinkingStrip ? "; thinking the strip removed is not in it" : ""})`,
+    `tool outputs replaced by summaries: ${s.stubbedResults} · failed calls whose arguments were removed: ${s.purgedErrors} · finished tool chains collapsed: ${s.compressedChains}`,
+    summaryCallsLine(s),
+  );
   if (options.thinkingStrip) {
     const boundary = state.frontier.thinkingStripBoundaryTimestamp;
-    lines.push(`thinking stripped before: ${boundary === undefined ? "nothing yet (the first flush sets the boundary)" : `${new Date(boundary).toISOString()}`}`);
+    lines.push(`thinking removed from answers before: ${boundary === undefined ? "nothing yet (the first flush sets the point)" : `${new Date(boundary).toISOString().replace("T", " ").slice(0, 19)} UTC`}`);
   }
   if (last) lines.push(lastFlushLine(last));
   return lines;
 }
 
-function lastFlushLine(last: FlushReportView): string {
+function summaryCallsLine(s: KeeperState["stats"]): string {
+  if (s.summarizerCost === 0 && s.summarizerInputTokens === 0 && s.summarizerOutputTokens === 0) return "summary calls to a model: none so far";
   return (
-    `last flush (${last.trigger}, ${int(last.durationMs)} ms): ${last.batches} batches, ${count(last.decisions, "stub")} stubs, ` +
-    `${count(last.decisions, "purge-error")} purges, ${count(last.decisions, "compress-chain")} chains, ` +
-    `${count(last.decisions, "deferred")} waiting for the cache, ${last.persistedEntries} entries written`
+    `summary calls to a model: ${int(s.summarizerInputTokens)} input + ${int(s.summarizerOutputTokens)} output tokens, ${formatDollars(s.summarizerCost)} ` +
+    "(calls stopped early, e.g. at shutdown, included; not in Pi's $ footer: Pi gives extensions no way to add to it, the status line shows it)"
   );
+}
+
+const TRIGGER_WORDS: Record<string, string> = { "request-end": "end of a request", budget: "inside a long tool loop", manual: "/keeper now", cold: "the cache had expired" };
+
+function lastFlushLine(last: FlushReportView): string {
+  const d = last.decisions;
+  const parts = [
+    plural(last.batches, "tool batch", "tool batches"),
+    `${plural(count(d, "stub") + count(d, "alias"), "output")} replaced by summaries`,
+    `${plural(count(d, "purge-error"), "failed call")}' arguments removed`,
+    `${plural(count(d, "compress-chain"), "chain")} collapsed`,
+  ];
+  const deferred = count(d, "deferred");
+  if (deferred) parts.push(`${plural(deferred, "change")} put off until it pays for re-writing the cache (/keeper why)`);
+  if (last.tokensSaved !== undefined) parts.push(`≈ ${int(last.tokensSaved)} tokens removed`);
+  const head = `last flush (${TRIGGER_WORDS[last.trigger] ?? last.trigger}, ${int(last.durationMs)} ms)`;
+  const changed = count(d, "stub") + count(d, "alias") + count(d, "purge-error") + count(d, "compress-chain") + count(d, "thinking-boundary");
+  if (changed === 0 && deferred === 0 && !last.tokensSaved) return `${head}: nothing new to prune`;
+  return `${head}: ${parts.join(", ")}`;
 }
 
 /** First line of the answer to `/keeper now`. */
@@ -63,7 +102,7 @@ export function flushOutcomeLine(report: FlushReportView | undefined): string {
   const chains = count(report.decisions, "compress-chain");
   if (chains) parts.push(`${chains} chain(s) compressed`);
   if (count(report.decisions, "thinking-boundary")) parts.push("thinking boundary moved");
-  if (deferred) parts.push(`${deferred} change(s) waiting until they pay for the cache rewrite (/keeper why)`);
+  if (deferred) parts.push(`${deferred} change(s) put off until they pay for re-writing the cache (/keeper why)`);
   return `context-keeper: flushed — ${parts.join(", ")}`;
 }
 

@@ -24,7 +24,7 @@ describe("/keeper marks what differs from the defaults", () => {
     expect(text).not.toContain("pruning.minBatchChars");
     expect(text).toContain("pruning:\n  x");
     const live = formatKeeperView({ settings: DEFAULT_SETTINGS, sources: [], diagnostics: [], sections: [], live: { contextTokens: 41_234, prunedTokens: 50_400 } });
-    expect(live.split("\n")[1]).toBe("now: 41,234 tokens in context (Pi's estimate); ≈ 50,400 tokens kept out of each request by pruning");
+    expect(live.split("\n").slice(1, 3)).toEqual(["now: 41,234 tokens in context (Pi's estimate)", 'kept out of the next request: ≈ 50,400 tokens (the status line\'s "−50k pruned")']);
   });
 
   test("file values and session overrides are listed with their origin; the rest is hidden", () => {
@@ -43,6 +43,15 @@ describe("/keeper marks what differs from the defaults", () => {
     expect(text).toMatch(/ \* thinkingStrip\.mode = "off" +session override; \/home\/u\/\.pi\/agent\/settings\.json says "auto" \(default "auto"\)/);
     expect(text).toContain('warning: summarizer.model "nope/x" was not found');
     expect(text).not.toContain("cache.seam");
+  });
+
+  test("an untrusted project's settings: said instead of \"no contextKeeper in any settings file\"", () => {
+    const ignored = [{ source: "/w/.pi/settings.json", reason: "project not trusted", setsKeeper: true }];
+    const text = formatKeeperView({ settings: DEFAULT_SETTINGS, sources: [], diagnostics: [], layers: [], ignored, sections: [] });
+    expect(text).toContain("settings from: defaults only\n");
+    expect(text).not.toContain("no contextKeeper in any settings file");
+    expect(text).toContain("the project's settings were ignored: project not trusted (/w/.pi/settings.json sets contextKeeper; to use them: /trust in Pi, then start it again, or pi --approve)");
+    expect(formatKeeperView({ settings: DEFAULT_SETTINGS, sources: [], diagnostics: [], layers: [], sections: [] })).toContain("defaults only (no contextKeeper in any settings file)");
   });
 
   test("off for this session: said plainly, feature sections hidden", () => {
@@ -69,7 +78,7 @@ describe("status line", () => {
 
 describe("/keeper why: one plain sentence first", () => {
   test("no decision yet", () => {
-    expect(whySummary(emptyGateDecisionLog())).toContain("No flush has asked the cache gate yet");
+    expect(whySummary(emptyGateDecisionLog())).toContain("No flush has weighed a change to history yet");
   });
   test("a deferred rewrite is explained in words with units; numbers below", () => {
     const log = appendGateDecision(emptyGateDecisionLog(), {
@@ -80,13 +89,13 @@ describe("/keeper why: one plain sentence first", () => {
       decision: priceFlush({ tokensRemoved: 8000, rewrittenTokens: 60_000, expectedRequests: 2.734375 }),
     });
     const text = formatWhyView(log);
-    const [first] = text.split("\n");
-    expect(first).toContain("Last decision (flush 3 (request-end)): history left as it is for now");
-    expect(first).toContain("≈ 8,000 tokens");
-    expect(first).toContain("tok-eq");
-    expect(first).toContain("Of the last 1 decisions: 0 changed history, 1 waited.");
-    expect(text).toContain("Details:");
-    expect(text).toContain("expected further requests 2.7");
+    expect(text.split("\n")).toHaveLength(1);
+    expect(text).toContain("Last decision (flush 3, at the end of a request): history left as it is for now");
+    expect(text).toContain("≈ 8,000 tokens would save the price of ≈ 2,188 input tokens, less than re-writing 60,000 cached tokens costs (≈ 69,000)");
+    expect(text).toContain("Of the last 1 decisions: 0 changed history, 1 waited. /keeper why --detail shows the arithmetic.");
+    const detail = formatWhyView(log, { detail: true });
+    expect(detail.startsWith(text.replace(" /keeper why --detail shows the arithmetic.", ""))).toBe(true);
+    expect(detail).toContain("2.73 requests expected to read it");
   });
 });
 
@@ -110,11 +119,11 @@ describe("/keeper cache agrees with the stats' rewrites", () => {
   test("no keeper bust but one rewrite: the text says where the rewrite went instead of contradicting the stats", () => {
     const tally = tallyRequest(tallyRequest(emptyRewriteTally(), undefined), v("none"));
     const t2 = tallyRequest(tallyFlushRewrite(tally), v("ttl-expiry", 500));
-    const text = formatCacheView({ fingerprints: [], attributions: [bust("none", 0), bust("ttl-expiry", 500)], tally: t2, sessionRewrites: 1 });
+    const text = formatCacheView({ fingerprints: [], busts: [bust("ttl-expiry", 500)], tally: t2, sessionRewrites: 1 });
     expect(text.split("\n")[0]).toBe(
-      "Prompt cache: 1 of 3 requests had to write cached history again — 0 because this extension changed history (≈ 0 tok-eq), 1 for other reasons (TTL, model, thinking level, tools, system prompt).",
+      "Prompt cache: 1 of 3 requests had to write cached history again — 0 because this extension changed history, 1 for other reasons (the cache expired, or the model, thinking level, tools or system prompt changed).",
     );
-    expect(text).toContain('This extension changed sent history 1 time in this session ("rewrites caused" in /keeper stats): 1 landed on a request whose cache was lost anyway (free).');
+    expect(text).toContain("This extension changed history already sent 1 time in this session (as /keeper stats counts): 1 landed on a request whose cache was lost anyway (free).");
   });
 
   test("totals survive the short bust ring; rewrites not yet sent or from before are named; a quiet cache says so", () => {
@@ -122,11 +131,11 @@ describe("/keeper cache agrees with the stats' rewrites", () => {
     tally = tallyRequest(tally, undefined);
     for (let i = 0; i < 40; i++) tally = tallyRequest(tally, v("none"));
     tally = tallyFlushRewrite(tally);
-    const text = formatCacheView({ fingerprints: [], attributions: [bust("none", 0), bust("none", 0)], tally, sessionRewrites: 3 });
-    expect(text.split("\n")[0]).toBe("Prompt cache: each of the 41 requests so far extended the one before (no cached prefix had to be written again).");
+    const text = formatCacheView({ fingerprints: [], busts: [], tally, sessionRewrites: 3 });
+    expect(text.split("\n")[0]).toBe("Prompt cache: each of the 41 requests so far extended the one before (no cached history had to be written again).");
     expect(text).toContain("1 not sent yet (takes effect at the next request); 2 before Pi loaded this session");
-    expect(text).toContain("Details (the last 3 requests at most):");
-    expect(cacheSummary({ fingerprints: [], attributions: [], tally: emptyRewriteTally(), sessionRewrites: 0 })).toContain("no request sent yet");
+    expect(formatCacheView({ fingerprints: [], busts: [], tally, sessionRewrites: 3 }, { detail: true })).toContain("No cache rewrites since this extension started in this session.");
+    expect(cacheSummary({ fingerprints: [], busts: [], tally: emptyRewriteTally(), sessionRewrites: 0 })).toContain("no request sent yet");
   });
 });
 
@@ -136,11 +145,13 @@ describe("/keeper stats and /keeper now", () => {
     state.stats.summarizerCost = 0.0042;
     state.stats.tokensSavedEstimate = 12_345;
     const off = formatStats(state, undefined).join("\n");
-    expect(off).toContain("≈ 12,345 tokens per request");
+    expect(off).toContain("removed by all flushes together: ≈ 12,345 tokens");
+    expect(off).not.toContain("kept out of the next request");
+    expect(formatStats(state, undefined, { prunedTokens: 4_321 }).join("\n")).toContain('kept out of the next request: ≈ 4,321 tokens (the status line\'s "−4.3k pruned")');
     expect(off).toContain("$0.0042");
     expect(off).toContain("not in Pi's $ footer");
     expect(off).not.toContain("thinking");
-    expect(formatStats(state, undefined, { thinkingStrip: true }).join("\n")).toContain("thinking stripped before: nothing yet");
+    expect(formatStats(state, undefined, { thinkingStrip: true }).join("\n")).toContain("thinking removed from answers before: nothing yet");
   });
   test("an empty session has nothing to flush; a flush that changed nothing says so", () => {
     expect(nothingToFlush([])).toBe(true);
@@ -149,7 +160,7 @@ describe("/keeper stats and /keeper now", () => {
     expect(flushOutcomeLine({ trigger: "manual", batches: 0, decisions: [], persistedEntries: 3, durationMs: 2 })).toBe("context-keeper: flushed — nothing new to prune since the last flush");
     expect(
       flushOutcomeLine({ trigger: "manual", batches: 1, decisions: [{ kind: "stub", key: "a" }, { kind: "deferred", what: "stub", key: "b" }], persistedEntries: 3, durationMs: 2 }),
-    ).toBe("context-keeper: flushed — 1 tool output(s) replaced by summaries, 1 change(s) waiting until they pay for the cache rewrite (/keeper why)");
+    ).toBe("context-keeper: flushed — 1 tool output(s) replaced by summaries, 1 change(s) put off until they pay for re-writing the cache (/keeper why)");
   });
 });
 
@@ -170,7 +181,7 @@ describe("the thinking-strip section says it in words", () => {
     const lines = formatThinkingPolicy("anthropic/claude-sonnet-4-5", decision);
     expect(lines[0]).toContain("anthropic/claude-sonnet-4-5 (");
     expect(lines[0]).toContain("drops the thinking of earlier requests by itself");
-    expect(lines[1]).toBe("strip: no — auto: the provider already drops thinking from closed cycles: stripping saves nothing and rewrites the cache");
+    expect(lines[1]).toBe("strip: no — auto: the provider already drops the thinking of earlier requests: stripping saves nothing and rewrites the cache");
     expect(lines.join("\n")).not.toContain("drops-closed-cycle");
     const off = formatThinkingPolicy("x/y", resolveThinkingPolicy({ mode: "off", provider: "x", modelId: "y", api: "openai-responses" }));
     expect(off[1]).toBe("strip: no — thinkingStrip.mode is off");

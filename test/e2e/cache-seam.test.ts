@@ -8,7 +8,7 @@
  * - A flush that re-writes history after the seam leaves the prefix up to the seam readable:
  *   at the first request after such a flush, the analyzer reads at least the tokens up to the
  *   seam's block (and, in the same request, the fake provider reports a cache read as large).
- * - `/keeper why` and `/keeper cache` answer without any model request.
+ * - `/keeper why` and `/keeper cache` (and their `--detail`) answer without any model request.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { flattenRequest } from "../../src/cache/flatten.ts";
@@ -56,7 +56,7 @@ describe("cache seam on the wire", () => {
     const workspace = createPiWorkspace(scenario.files);
     workspaces.push(workspace);
     const run = await runPi({
-      prompts: [...scenario.prompts, "/keeper why", "/keeper cache"],
+      prompts: [...scenario.prompts, "/keeper why", "/keeper cache", "/keeper why --detail", "/keeper cache --detail"],
       script: scenario.steps,
       mode: "rpc",
       workspace,
@@ -97,6 +97,9 @@ describe("cache seam on the wire", () => {
     }
 
     const text = run.notifications.map((n) => n.message).join("\n");
+    // The first screens in words; the internals under --detail.
+    expect(text).toContain("Last decision (flush");
+    expect(text).toContain("/keeper why --detail shows the arithmetic.");
     expect(text).toContain("gate decision");
     expect(text).toContain("Last request");
   }, 240_000);

@@ -48,7 +48,7 @@ describe("damaged session state on resume", () => {
       expect(spillWarnings).toHaveLength(1);
       expect(spillWarnings[0]).toMatch(/EEXIST|ENOTDIR/);
       const view = messages.find((m) => m.includes("saved state:"))!;
-      expect(view).toMatch(/could not write \d+ spill file\(s\) \((EEXIST|ENOTDIR)/);
+      expect(view).toMatch(/could not write \d+ copy\(ies\) of large outputs beside the session \((EEXIST|ENOTDIR)/);
 
       // Both resumed prompts' flushes committed: frontiers were appended and prompt 2's loop renders as stubs.
       const frontiersBefore = frontiersAlong(first.sessionEntries).length;

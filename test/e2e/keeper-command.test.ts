@@ -35,7 +35,7 @@ describe("/keeper subcommands in pi", () => {
     expect(startWarning).toBeLessThan(at("nothing to flush yet"));
 
     expect(messages).toContain("context-keeper: nothing to flush yet — the model has not answered in this session (no flush was counted)");
-    expect(messages.find((m) => m.startsWith("flushes:"))).toContain("flushes: 0");
+    expect(messages.find((m) => m.startsWith("flushes that found something to prune:"))).toContain("flushes that found something to prune: 0");
 
     const views = messages.filter((m) => m.startsWith("context-keeper: on"));
     expect(views).toHaveLength(2);
@@ -128,5 +128,50 @@ describe("the status line follows the context through a tool loop", () => {
     expect(typeof tokens).toBe("number");
     const { formatTokenCount } = await import("../../src/ui/status-line.ts");
     expect(statuses.at(-1)!.startsWith(`keeper: ${formatTokenCount(tokens!)} ctx`)).toBe(true);
+  }, 120_000);
+});
+
+describe("an untrusted project's settings file", () => {
+  test("/keeper says the project's settings were ignored and why; with --approve they apply", async () => {
+    const files = { ".pi/settings.json": JSON.stringify({ contextKeeper: { enabled: false } }) };
+    const untrusted = await runPi({ mode: "rpc", files, prompts: ["/keeper"] });
+    workspaces.push(untrusted.workspace);
+    const view = untrusted.notifications.map((n) => n.message).find((m) => m.startsWith("context-keeper:"))!;
+    console.log(`[keeper untrusted] ${view.split("\n").slice(0, 4).join(" | ")}`);
+    expect(view.split("\n")[0]).toBe("context-keeper: on");
+    expect(view).not.toContain("no contextKeeper in any settings file");
+    expect(view).toContain(`the project's settings were ignored: project not trusted (${join(untrusted.workspace.cwd, ".pi", "settings.json")} sets contextKeeper;`);
+    const approved = await runPi({ mode: "rpc", files, prompts: ["/keeper"], args: ["--approve"] });
+    workspaces.push(approved.workspace);
+    const on = approved.notifications.map((n) => n.message).find((m) => m.startsWith("context-keeper:"))!;
+    expect(on.split("\n")[0]).toBe(`context-keeper: off (enabled = false in ${join(approved.workspace.cwd, ".pi", "settings.json")}); history goes to the model unchanged`);
+    expect(on).not.toContain("ignored");
+  }, 90_000);
+});
+
+describe("the status line on a resumed session (pi -c)", () => {
+  test("shows what the keeper prunes before any request, the figure /keeper stats gives", async () => {
+    const big = Array.from({ length: 300 }, (_, i) => `row ${i}: ${"alpha beta gamma delta ".repeat(3)}`).join("\n");
+    const first = await runPi({
+      mode: "rpc",
+      keepWorkspace: true,
+      files: { "big.txt": big },
+      contextKeeper: { cache: { discipline: false } },
+      script: [{ text: "Reading.", toolCalls: [{ name: "read", input: { path: "big.txt" } }] }, { text: "Read it." }],
+      prompts: ["read big.txt"],
+    });
+    workspaces.push(first.workspace);
+    const statusOf = (r: typeof first) =>
+      r.records.filter((x) => x.type === "extension_ui_request" && x.method === "setStatus" && x.statusKey === "context-keeper").map((x) => String(x.statusText));
+    const last = statusOf(first).at(-1)!;
+    expect(last).toMatch(/−[\d.]+k? pruned/);
+    const resumed = await runPi({ mode: "rpc", resume: first.workspace, contextKeeper: { cache: { discipline: false } }, prompts: ["/keeper stats"] });
+    expect(resumed.requests).toHaveLength(0);
+    const atStart = statusOf(resumed);
+    console.log(`[keeper resume] before: ${last}; after pi -c: ${atStart.join(" | ")}`);
+    const pruned = last.match(/−([\d.]+k?) pruned/)![1]!;
+    expect(atStart[0]).toContain(`−${pruned} pruned`);
+    const stats = resumed.notifications.map((n) => n.message).find((m) => m.includes("kept out of the next request"))!;
+    expect(stats).toContain(`(the status line's "−${pruned} pruned")`);
   }, 120_000);
 });

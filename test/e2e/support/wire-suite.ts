@@ -46,7 +46,7 @@ export function wireSuite(api: WireApi): void {
       workspaces.push(workspace);
       const arm = async (extension: boolean) => {
         const server = startFake({ script: scenario.steps, idNonce: "same" });
-        const prompts = extension ? [...scenario.prompts, "/keeper cache"] : scenario.prompts;
+        const prompts = extension ? [...scenario.prompts, "/keeper cache --detail"] : scenario.prompts;
         try {
           return await runPi({ server, prompts, mode: "rpc", workspace, model: BIG_WINDOW, thinking: "medium", extension, contextKeeper: KEEPER, timeoutMs: 90_000 });
         } finally {
