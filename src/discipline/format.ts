@@ -57,17 +57,24 @@ function whyLine(e: GateLogEntry): string {
     d.reason === "nothing-removed"
       ? "nothing to remove"
       : d.reason === "cold-cache"
-        ? `applied: the cache was cold, so the rewrite was free; saves ≈ ${int(n.saving)} tok-eq`
+        ? d.apply
+          ? `applied: the cache was cold, so the rewrite was free; saves ≈ ${int(n.saving)} tok-eq`
+          : `waited: the cache was cold, but the saving ≈ ${int(n.saving)} tok-eq does not cover the reasoning it drops ≈ ${int(n.reasoningCost ?? 0)} tok-eq`
         : d.reason === "forced"
           ? `applied: history is re-written from here anyway; ${e.mutationIds.length} change(s) ride along`
           : d.apply
-          ? `applied: saves ≈ ${int(n.saving)} tok-eq > rewrite ≈ ${int(n.rewriteCost)} tok-eq`
-          : `waited: saves ≈ ${int(n.saving)} tok-eq ≤ rewrite ≈ ${int(n.rewriteCost)} tok-eq`;
+          ? `applied: saves ≈ ${int(n.saving)} tok-eq > rewrite ≈ ${int(n.rewriteCost + (n.reasoningCost ?? 0))} tok-eq`
+          : `waited: saves ≈ ${int(n.saving)} tok-eq ≤ rewrite ≈ ${int(n.rewriteCost + (n.reasoningCost ?? 0))} tok-eq`;
   const breakEven = n.breakEvenRequests === null ? "" : `; pays back after ${dec(n.breakEvenRequests, 1)} requests`;
+  const reasoning =
+    n.reasoningDropped === undefined
+      ? ""
+      : `\n    drops ${int(n.reasoningDropped)} tokens of the model's later thinking (reasoning bound to its prefix) ≈ ${int(n.reasoningCost ?? 0)} tok-eq at the output price`;
   return (
     `${clock(e.at)} UTC  ${e.label}: ${e.mutationIds.length} change(s) from message ${e.position} — ${verdict}${breakEven}\n` +
     `    removes ${int(n.tokensRemoved)} tokens; re-writes ${int(n.rewrittenTokens)} cached tokens × (write ${dec(n.writePrice)} − read ${dec(n.readPrice)} tok-eq per token); ` +
     `expected further requests ${dec(n.expectedRequests, 1)}; context ${dec(n.usage * 100, 0)}% full; pressure relief ${int(n.relief)} tok-eq` +
+    reasoning +
     (n.cacheRule ? `\n    priced as ${n.cacheRule}${n.writePremium === false ? " (re-written tokens cost plain input)" : ""}` : "")
   );
 }

@@ -28,14 +28,18 @@ export const GateNumbersSchema = z.object({
   relief: z.number(),
   /** readSaving + relief. */
   saving: z.number(),
-  /** saving − rewriteCost. */
+  /** saving − rewriteCost − reasoningCost. */
   net: z.number(),
-  /** rewriteCost / (tokensRemoved × readPrice): requests the read saving alone needs to repay the rewrite (null when nothing is removed). */
+  /** (rewriteCost + reasoningCost) / (tokensRemoved × readPrice): requests the read saving alone needs to repay the rewrite (null when nothing is removed). */
   breakEvenRequests: z.number().nullable(),
   /** The provider cache rule the prices came from (cache-rules.ts label), when the caller knew the model. */
   cacheRule: z.string().optional(),
   /** False on providers that bill no write premium (a rewrite re-sends at the uncached price). */
   writePremium: z.boolean().optional(),
+  /** Models with reasoning bound to its prefix: thinking tokens the rewrite makes the provider drop. */
+  reasoningDropped: z.number().optional(),
+  /** reasoningDropped × outputPrice (reasoning-cost.ts). */
+  reasoningCost: z.number().optional(),
 });
 export type GateNumbers = z.infer<typeof GateNumbersSchema>;
 

@@ -90,6 +90,18 @@ describe("/keeper why: one plain sentence first", () => {
   });
 });
 
+describe("/keeper why: reasoning a rewrite would drop", () => {
+  const entry = (decision: ReturnType<typeof priceFlush>) => appendGateDecision(emptyGateDecisionLog(), { at: 120_000, label: "flush 4 (cold)", mutationIds: ["stub:a"], position: 3, decision });
+  test("a cold cache whose rewrite would drop later thinking: waited, and why in words", () => {
+    const text = formatWhyView(entry(priceFlush({ tokensRemoved: 800, rewrittenTokens: 60_000, expectedRequests: 5, cacheCold: true, reasoningDropped: 4_000 })));
+    expect(text.split("\n")[0]).toContain("the cache was cold, but the change would make the provider drop ≈ 4,000 tokens of the model's later thinking (≈ 20,000 tok-eq)");
+    expect(text).toContain("drops 4,000 tokens of the model's later thinking (reasoning bound to its prefix) ≈ 20,000 tok-eq at the output price");
+  });
+  test("no reasoning term on other models: no line about it", () => {
+    expect(formatWhyView(entry(priceFlush({ tokensRemoved: 800, rewrittenTokens: 60_000, expectedRequests: 5 })))).not.toContain("thinking");
+  });
+});
+
 const bust = (cause: BustAttribution["cause"], cost: number): BustAttribution => ({ at: 60_000, cause, layer: cause === "none" ? "none" : "tail", rewrittenTokens: cost, estimatedCost: cost, detail: cause });
 
 describe("/keeper cache agrees with the stats' rewrites", () => {

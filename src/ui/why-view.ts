@@ -16,6 +16,8 @@ function sentence(e: GateLogEntry): string {
     case "nothing-removed":
       return `Last decision (${what}): nothing to remove, so history was left as it was.`;
     case "cold-cache":
+      if (!e.decision.apply && n.reasoningCost)
+        return `Last decision (${what}): history left as it is — the cache was cold, but the change would make the provider drop ≈ ${int(n.reasoningDropped ?? 0)} tokens of the model's later thinking (≈ ${int(n.reasoningCost)} tok-eq), more than removing ≈ ${int(n.tokensRemoved)} tokens saves.`;
       if (!e.decision.apply) return `Last decision (${what}): history left as it is — the cache was cold, but removing ≈ ${int(n.tokensRemoved)} tokens would not pay.`;
       return `Last decision (${what}): history changed, for free — the prompt cache was already cold; it removes ≈ ${int(n.tokensRemoved)} tokens from every later request.`;
     case "forced":
@@ -23,6 +25,8 @@ function sentence(e: GateLogEntry): string {
     case "pays":
       return `Last decision (${what}): history changed — removing ≈ ${int(n.tokensRemoved)} tokens saves more (≈ ${int(n.saving)} tok-eq) than re-writing ${int(n.rewrittenTokens)} cached tokens costs (≈ ${int(n.rewriteCost)} tok-eq).`;
     case "defers":
+      if (n.reasoningCost)
+        return `Last decision (${what}): history left as it is for now — removing ≈ ${int(n.tokensRemoved)} tokens would save ≈ ${int(n.saving)} tok-eq, less than re-writing ${int(n.rewrittenTokens)} cached tokens (≈ ${int(n.rewriteCost)} tok-eq) and the ≈ ${int(n.reasoningDropped ?? 0)} tokens of later thinking the provider would drop (≈ ${int(n.reasoningCost)} tok-eq) cost.`;
       return `Last decision (${what}): history left as it is for now — removing ≈ ${int(n.tokensRemoved)} tokens would save ≈ ${int(n.saving)} tok-eq, less than re-writing ${int(n.rewrittenTokens)} cached tokens costs (≈ ${int(n.rewriteCost)} tok-eq); it applies once the cache goes cold or the saving grows.`;
   }
 }
