@@ -29,7 +29,7 @@ import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
 import { renderAhead, renderWithMemo, type RenderMemo } from "./render-memo.ts";
 import { keeperRender, type KeeperRenderInput, type PartFault } from "./render.ts";
-import { emptyWireLog, type WireLog } from "./wire-log.ts";
+import { emptyWireLog, wireLogOnAnswer, type WireLog } from "./wire-log.ts";
 import { initialCompactionState, type CompactionState } from "./compaction/types.ts";
 import type { FlushDecision } from "../flush/plan.ts";
 import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
@@ -193,7 +193,8 @@ export function renderAheadOfPrompt(state: EngineState, input: SessionInput & { 
 
 export function observeUsage(state: EngineState, message: ContextMessage): EngineState {
   const ledger = ledgerOnUsage(state.ledger, message);
-  return ledger === state.ledger ? state : { ...state, ledger };
+  const wire = wireLogOnAnswer(state.wire, message, state.ledger.lastKey?.at);
+  return ledger === state.ledger && wire === state.wire ? state : { ...state, ledger, wire };
 }
 
 /** Pi compacted (or the context lost messages): drop what left it; the next request writes everything. */

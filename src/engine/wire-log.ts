@@ -9,6 +9,7 @@
  */
 import { digestBody, type BodyDigest } from "../cache/body-digest.ts";
 import type { CostModel } from "../cache/cost-model.ts";
+import { emptyReasoningDropTally, tallyReasoningDrop, type ReasoningDropTally } from "../cache/reasoning-drops.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import { attributeBust, emptyFingerprintLog, fingerprintLayersWithTail, recordFingerprint, type TailHash } from "../discipline/attribution.ts";
 import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
@@ -29,10 +30,24 @@ export interface WireLog {
   attributions: BustAttribution[];
   /** Requests, busts and where each flush rewrite went on the wire since this process started. */
   tally: RewriteTally;
+  /** Reasoning the provider dropped, from Pi's diagnostics on each answer (reasoning-drops.ts). */
+  reasoning: ReasoningDropTally;
 }
 
 export function emptyWireLog(): WireLog {
-  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), attributions: [], tally: emptyRewriteTally() };
+  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), attributions: [], tally: emptyRewriteTally(), reasoning: emptyReasoningDropTally() };
+}
+
+/**
+ * A message ended: an answer's reasoning its request had dropped (Pi's diagnostics), decided
+ * anew when that request's history changed (its attribution found a changed layer), counted against this extension when the
+ * bust was its rewrite (`sentAt`: the last request's send time, the key of its attribution).
+ */
+export function wireLogOnAnswer(log: WireLog, message: unknown, sentAt: number | undefined): WireLog {
+  const last = log.attributions[log.attributions.length - 1];
+  const ofLast = last !== undefined && last.at === sentAt;
+  const reasoning = tallyReasoningDrop(log.reasoning, message, { rewritten: ofLast && last.layer !== "none", keeperRewrote: ofLast && last.cause === "keeper-rewrite" });
+  return reasoning === log.reasoning ? log : { ...log, reasoning };
 }
 
 /** The session model's cache rule, as far as bust attribution needs it. */
@@ -111,5 +126,5 @@ export function wireLogOnRewrite(log: WireLog): WireLog {
 
 /** What `/keeper cache` shows (`formatCacheView`); `sessionRewrites` is the persisted `stats.rewritesCaused`. */
 export function cacheViewOf(log: WireLog, sessionRewrites: number): CacheViewInput {
-  return { fingerprints: log.fingerprints.entries, attributions: log.attributions, tally: log.tally, sessionRewrites };
+  return { fingerprints: log.fingerprints.entries, attributions: log.attributions, tally: log.tally, sessionRewrites, reasoning: log.reasoning };
 }

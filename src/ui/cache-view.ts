@@ -5,6 +5,7 @@
  * recent cache rewrites). Pure text.
  */
 import { formatCacheReport } from "../discipline/format.ts";
+import type { ReasoningDropTally } from "../cache/reasoning-drops.ts";
 import type { RewriteTally } from "../discipline/rewrite-tally.ts";
 import type { BustAttribution, RequestFingerprint } from "../discipline/schema.ts";
 
@@ -15,6 +16,8 @@ export interface CacheViewInput {
   tally: RewriteTally;
   /** `stats.rewritesCaused` of the session (persisted, so it spans restarts). */
   sessionRewrites: number;
+  /** Reasoning the provider dropped (Pi's diagnostics), when the wire log counted it. */
+  reasoning?: ReasoningDropTally;
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
@@ -48,10 +51,23 @@ export function rewriteReconciliation(input: CacheViewInput): string | undefined
   return `This extension changed sent history ${times(input.sessionRewrites)} in this session ("rewrites caused" in /keeper stats): ${parts.join("; ")}.`;
 }
 
+/** What the provider reported dropping of the model's reasoning (managed-effort Claude, GPT-6.2+), or undefined when nothing was. */
+export function reasoningDropLine(input: Pick<CacheViewInput, "reasoning">): string | undefined {
+  const r = input.reasoning;
+  if (!r || r.requests === 0) return undefined;
+  const why = r.reasons.length > 0 ? ` (${r.reasons.join(", ")})` : "";
+  return (
+    `Reasoning: the provider dropped ${plural(r.blocksLost, "thinking block")} the model had written${why}, reported on ${plural(r.requests, "request")} — ` +
+    `${r.afterKeeperRewrite} after this extension changed earlier history (priced by the gate as thinking to redo), ${r.blocksLost - r.afterKeeperRewrite} for other reasons.`
+  );
+}
+
 export function formatCacheView(input: CacheViewInput): string {
   const lines = [cacheSummary(input)];
   const reconciled = rewriteReconciliation(input);
   if (reconciled) lines.push(reconciled);
+  const reasoning = reasoningDropLine(input);
+  if (reasoning) lines.push(reasoning);
   lines.push("", `Details (the last ${plural(input.attributions.length + 1, "request")} at most):`);
   lines.push(formatCacheReport({ fingerprints: input.fingerprints, attributions: input.attributions }));
   return lines.join("\n");

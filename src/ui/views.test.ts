@@ -102,6 +102,17 @@ describe("/keeper why: reasoning a rewrite would drop", () => {
   });
 });
 
+describe("/keeper cache: reasoning the provider dropped", () => {
+  test("a line only when Pi's diagnostics reported a drop; the blocks lost after this extension's rewrite apart", () => {
+    const base = { fingerprints: [], attributions: [], tally: emptyRewriteTally(), sessionRewrites: 0 };
+    expect(formatCacheView(base)).not.toContain("Reasoning:");
+    const reasoning = { requests: 3, blocksLost: 4, afterKeeperRewrite: 3, lastBlocks: 4, reasons: ["prefix_mismatch"] };
+    expect(formatCacheView({ ...base, reasoning })).toContain(
+      "Reasoning: the provider dropped 4 thinking blocks the model had written (prefix_mismatch), reported on 3 requests — 3 after this extension changed earlier history (priced by the gate as thinking to redo), 1 for other reasons.",
+    );
+  });
+});
+
 const bust = (cause: BustAttribution["cause"], cost: number): BustAttribution => ({ at: 60_000, cause, layer: cause === "none" ? "none" : "tail", rewrittenTokens: cost, estimatedCost: cost, detail: cause });
 
 describe("/keeper cache agrees with the stats' rewrites", () => {

@@ -23,6 +23,8 @@ function sentence(e: GateLogEntry): string {
     case "forced":
       return `Last decision (${what}): history was being re-written from there anyway, so ${e.mutationIds.length} more change(s) rode along at no extra cost.`;
     case "pays":
+      if (n.reasoningDropped)
+        return `Last decision (${what}): history changed — removing ≈ ${int(n.tokensRemoved)} tokens saves more (≈ ${int(n.saving)} tok-eq) than re-writing ${int(n.rewrittenTokens)} cached tokens (≈ ${int(n.rewriteCost)} tok-eq) and the ≈ ${int(n.reasoningDropped)} tokens of later thinking the provider drops (≈ ${int(n.reasoningCost ?? 0)} tok-eq) cost.`;
       return `Last decision (${what}): history changed — removing ≈ ${int(n.tokensRemoved)} tokens saves more (≈ ${int(n.saving)} tok-eq) than re-writing ${int(n.rewrittenTokens)} cached tokens costs (≈ ${int(n.rewriteCost)} tok-eq).`;
     case "defers":
       if (n.reasoningCost)
