@@ -86,6 +86,8 @@ export interface DisciplineOutcome {
   deferred: string[];
   /** The earliest rewrite still waiting, for cache-warming decisions. */
   pending: PendingRewrite | undefined;
+  /** Where the next request rewrites the cached prefix (what this flush applied, or state decided earlier not sent yet), for cache-warming decisions. */
+  unsent: PendingRewrite | undefined;
   expectedRequests: number;
 }
 
@@ -225,8 +227,13 @@ function decide(input: DecideFlushInput): FlushGateDecision {
 
   const waiting = mutations.filter((m) => !appliedIds.has(m.id) && m.position !== undefined);
   const firstWaiting = waiting.length > 0 ? Math.min(...waiting.map((m) => m.position!)) : undefined;
-  const pending: PendingRewrite | undefined =
-    firstWaiting === undefined ? undefined : { cachedPrefixTokens: sentFrom[0], keptPrefixTokens: sentFrom[0] - cachedTokensFrom(firstWaiting) };
+  const rewriteFrom = (first: number | undefined): PendingRewrite | undefined =>
+    first === undefined ? undefined : { cachedPrefixTokens: sentFrom[0], keptPrefixTokens: sentFrom[0] - cachedTokensFrom(first) };
+  const pending = rewriteFrom(firstWaiting);
+  // What the next request rewrites: the applied mutations (their first change) and the state decided earlier that it carries (forced).
+  const appliedAt = mutations.filter((m) => appliedIds.has(m.id) && m.position !== undefined && verdicts[m.id] !== "no-op").map((m) => m.position!);
+  const firstUnsent = [...appliedAt, ...(forcedFrom !== undefined ? [forcedFrom] : [])];
+  const unsent = rewriteFrom(firstUnsent.length > 0 ? Math.min(...firstUnsent) : undefined);
 
   const appliedProposal = restrictProposal(proposal, appliedIds, previousThinking);
   return {
@@ -245,6 +252,7 @@ function decide(input: DecideFlushInput): FlushGateDecision {
       applied,
       deferred,
       pending,
+      unsent,
       expectedRequests: horizon.expectedRequests,
     },
     tokensSaved: savedByApplied(mutations, appliedIds),

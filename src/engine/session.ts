@@ -23,7 +23,7 @@ import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
-import { emptyCacheLedger, ledgerOnUsage, type CacheLedger } from "./cache-ledger.ts";
+import { emptyCacheLedger, ledgerOnUsage, nearerRewrite, type CacheLedger } from "./cache-ledger.ts";
 import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
@@ -297,7 +297,7 @@ export function adoptFlush(state: EngineState, result: FlushResult): EngineState
   for (const e of result.outcome?.log ?? []) gateLog = appendGateDecision(gateLog, e);
   const ledger: CacheLedger = {
     ...state.ledger,
-    ...(result.outcome ? { pending: result.outcome.pending } : {}),
+    ...(result.outcome ? { pending: result.outcome.pending, unsent: nearerRewrite(state.ledger.unsent, result.outcome.unsent) } : {}),
     rewroteSinceLast: state.ledger.rewroteSinceLast || result.rewrote,
   };
   return { ...state, keeper: result.nextState, recall: result.nextRecall ?? state.recall, gateLog, ledger };

@@ -32,10 +32,34 @@ export interface WireLog {
   tally: RewriteTally;
   /** Reasoning the provider dropped, from Pi's diagnostics on each answer (reasoning-drops.ts). */
   reasoning: ReasoningDropTally;
+  /** Pi's cache-warming decisions to warm (`cache_warming_decision`), and those this extension stopped, by reason. */
+  warming: WarmingTally;
+}
+
+export interface WarmingTally {
+  /** Decisions where Pi was about to pay for a refresh. */
+  asked: number;
+  /** Stopped: a rewrite (applied and not sent yet, or held back) discards most of the warmed prefix. */
+  stoppedForRewrite: number;
+  /** Stopped: a compaction about to apply discards it. */
+  stoppedForCompaction: number;
+}
+
+/** A warming decision: `asked` (default true) counts Pi's "warm", `stopped` what this extension turned it into. */
+export function wireLogOnWarming(log: WireLog, stopped: "rewrite" | "compaction" | undefined, asked = true): WireLog {
+  const w = log.warming;
+  return {
+    ...log,
+    warming: {
+      asked: w.asked + (asked ? 1 : 0),
+      stoppedForRewrite: w.stoppedForRewrite + (stopped === "rewrite" ? 1 : 0),
+      stoppedForCompaction: w.stoppedForCompaction + (stopped === "compaction" ? 1 : 0),
+    },
+  };
 }
 
 export function emptyWireLog(): WireLog {
-  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), attributions: [], tally: emptyRewriteTally(), reasoning: emptyReasoningDropTally() };
+  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), attributions: [], tally: emptyRewriteTally(), reasoning: emptyReasoningDropTally(), warming: { asked: 0, stoppedForRewrite: 0, stoppedForCompaction: 0 } };
 }
 
 /**
@@ -126,5 +150,5 @@ export function wireLogOnRewrite(log: WireLog): WireLog {
 
 /** What `/keeper cache` shows (`formatCacheView`); `sessionRewrites` is the persisted `stats.rewritesCaused`. */
 export function cacheViewOf(log: WireLog, sessionRewrites: number): CacheViewInput {
-  return { fingerprints: log.fingerprints.entries, attributions: log.attributions, tally: log.tally, sessionRewrites, reasoning: log.reasoning };
+  return { fingerprints: log.fingerprints.entries, attributions: log.attributions, tally: log.tally, sessionRewrites, reasoning: log.reasoning, warming: log.warming };
 }

@@ -18,6 +18,8 @@ export interface CacheViewInput {
   sessionRewrites: number;
   /** Reasoning the provider dropped (Pi's diagnostics), when the wire log counted it. */
   reasoning?: ReasoningDropTally;
+  /** Pi's cache-warming decisions and this extension's vote on them. */
+  warming?: { asked: number; stoppedForRewrite: number; stoppedForCompaction: number };
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
@@ -62,12 +64,27 @@ export function reasoningDropLine(input: Pick<CacheViewInput, "reasoning">): str
   );
 }
 
+/** Pi's own cache warming and this extension's vote, or undefined when Pi never offered to warm. */
+export function warmingLine(input: Pick<CacheViewInput, "warming">): string | undefined {
+  const w = input.warming;
+  if (!w || w.asked === 0) return undefined;
+  const stopped = Math.min(w.asked, w.stoppedForRewrite + w.stoppedForCompaction);
+  if (stopped === 0) return `Cache warming: Pi was about to refresh the cached prefix ${times(w.asked)}; this extension let every refresh go.`;
+  const why = [
+    ...(w.stoppedForRewrite ? [`${w.stoppedForRewrite} because a rewrite of history it had decided would discard most of the warmed prefix`] : []),
+    ...(w.stoppedForCompaction ? [`${w.stoppedForCompaction} because a compaction was about to apply`] : []),
+  ];
+  return `Cache warming: Pi was about to refresh the cached prefix ${times(w.asked)}; this extension stopped ${stopped} of them — ${why.join(", ")}.`;
+}
+
 export function formatCacheView(input: CacheViewInput): string {
   const lines = [cacheSummary(input)];
   const reconciled = rewriteReconciliation(input);
   if (reconciled) lines.push(reconciled);
   const reasoning = reasoningDropLine(input);
   if (reasoning) lines.push(reasoning);
+  const warming = warmingLine(input);
+  if (warming) lines.push(warming);
   lines.push("", `Details (the last ${plural(input.attributions.length + 1, "request")} at most):`);
   lines.push(formatCacheReport({ fingerprints: input.fingerprints, attributions: input.attributions }));
   return lines.join("\n");
