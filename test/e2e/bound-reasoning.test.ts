@@ -21,6 +21,7 @@ import { ARMS } from "../../src/report/arms.ts";
 import { reportSession } from "../../src/report/session-report.ts";
 import { createPiWorkspace, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
+import { expectCleanRun } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -54,9 +55,7 @@ describe("reasoning bound to its prefix", () => {
     try {
       const prompts = o.extension ? [...scenario.prompts, "/keeper cache", "/keeper why"] : scenario.prompts;
       const r = await runPi({ server, prompts, mode: "rpc", workspace, model: OPUS_5, contextKeeper: KEEPER, thinking: "high", timeoutMs: 180_000, ...o });
-      expect(r.requests.filter((q) => q.status !== 200).map((q) => `${q.status} ${q.errorMessage}`)).toEqual([]);
-      expect(r.records.filter((x) => x.type === "extension_error")).toEqual([]);
-      expect(r.mainRequests.length).toBe(scenario.steps.length);
+      expectCleanRun(r, scenario.steps.length);
       return r;
     } finally {
       await server.stop();

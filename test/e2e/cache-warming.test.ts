@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { classifyRequest, type RecordedRequest, type RequestClassifier } from "../support/fake-anthropic/index.ts";
 import { createPiWorkspace, REPO_ROOT, runPi, type PiRunResult, type PiWorkspace, type RpcRecord, type RpcStep } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
-import { withoutCacheControl } from "./support/wire-checks.ts";
+import { expectCleanRun, withoutCacheControl } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -78,9 +78,7 @@ describe("Pi's idle cache warming and the keeper's flushes", () => {
       args: ["-e", PROBE],
       timeoutMs: 120_000,
     });
-    expect(r.requests.filter((q) => q.status !== 200).map((q) => `${q.status} ${q.errorMessage}`)).toEqual([]);
-    expect(r.records.filter((x) => x.type === "extension_error")).toEqual([]);
-    expect(r.mainRequests).toHaveLength(scenario.steps.length);
+    expectCleanRun(r, scenario.steps.length);
     const decided = r.records.findIndex((x, i) => isDecision(x) && String(x.message).includes("p=0.15") && i > 0);
     expect(decided).toBeGreaterThan(0); // Pi came to an idle decision after the second prompt
     // The refreshes sent between the second prompt's last request and the third prompt's first.

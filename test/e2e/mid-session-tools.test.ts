@@ -26,6 +26,7 @@ import { startFakeAnthropic } from "../support/fake-anthropic/index.ts";
 import { wireCost } from "../support/compaction/threshold-wire.ts";
 import { createPiWorkspace, REPO_ROOT, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
+import { expectCleanRun } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -83,9 +84,7 @@ describe("a tool added mid-session", () => {
         extension: o.extension,
         ...(o.compat ? { compat: o.compat } : {}),
       });
-      expect(r.requests.filter((q) => q.status !== 200).map((q) => `${q.status} ${q.errorMessage}`)).toEqual([]);
-      expect(r.records.filter((x) => x.type === "extension_error")).toEqual([]);
-      expect(r.mainRequests.length).toBe(scenario.steps.length);
+      expectCleanRun(r, scenario.steps.length);
       return r;
     } finally {
       await server.stop();
