@@ -240,7 +240,9 @@ function rememberedSent(state: EngineState, branch: readonly ContextMessage[]): 
   const last = state.lastRender;
   if (!last) return undefined;
   const upTo = Math.max(0, lastAssistantIndex(branch));
-  if (last.raw.length !== upTo) return undefined;
+  // The next prompt's request may have gone out while the flush ran: its render carries the same
+  // prefix (no flush was adopted in between), and the gate reads only the messages before upTo.
+  if (last.raw.length < upTo) return undefined;
   for (let i = 0; i < upTo; i++) {
     const a = last.raw[i];
     const b = branch[i];

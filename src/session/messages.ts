@@ -38,6 +38,15 @@ export function isSystemMessage(m: ContextMessage): boolean {
   return (m as { role?: string }).role === "system";
 }
 
+/**
+ * A message's timestamp as a position in history, for walks that stop at the first message past a
+ * persisted timestamp: none for Pi's system messages (the leading one is stamped when the first
+ * request is built, a millisecond or so after the first prompt; they follow their predecessor).
+ */
+export function positionTimestampOf(m: ContextMessage): number | undefined {
+  return isSystemMessage(m) ? undefined : timestampOf(m);
+}
+
 export function toolCallsOf(m: ContextMessage): ToolCall[] {
   if (!isAssistant(m)) return [];
   return m.content.filter((b): b is ToolCall => b.type === "toolCall");
