@@ -27,6 +27,7 @@ import { wireCost } from "../support/compaction/threshold-wire.ts";
 import { createPiWorkspace, REPO_ROOT, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
 import { expectCleanRun } from "./support/wire-checks.ts";
+import { runCost, WIRE_APIS, type WireRecord } from "./support/wire-apis.ts";
 
 const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
@@ -134,5 +135,35 @@ describe("a tool added mid-session", () => {
     expect(m.b3.count).toBe(m.b0.count + 1);
     expect(m.k3.count - m.k0.count).toBeLessThanOrEqual(m.b3.count - m.b0.count);
     expect(declared(m.keeper3.mainRequests[m.added]!)).toBe("list");
+  }, 600_000);
+
+  test("on Codex (gpt-5.6-terra as the registry has it: tools in additional_tools items, changes in place): the keeper adds no rewrite", async () => {
+    const codex = WIRE_APIS["openai-codex-responses"];
+    const codexRun = async (extension: boolean, at: number) => {
+      const workspace = createPiWorkspace(scenario.files);
+      workspaces.push(workspace);
+      const server = codex.start({ script: scenario.steps, idNonce: "same" });
+      try {
+        const r = await runPi({ server, prompts: scenario.prompts, mode: "rpc", workspace, model: { contextWindow: 1_000_000 }, thinking: "medium", extension, contextKeeper: KEEPER, args: ["-e", LATE_TOOL], env: { PI_LATE_TOOL_AT: String(at), PI_LATE_TOOL_WHEN: "loop" }, timeoutMs: 180_000 });
+        expectCleanRun(r as never, scenario.steps.length);
+        return r;
+      } finally {
+        await server.stop();
+      }
+    };
+    /** Requests that did not read the whole previous prompt back. */
+    const codexRewrites = (main: WireRecord[]) =>
+      main.flatMap((r, i) => (i > 0 && codex.usageOf(r)!.cachedTokens < codex.fullRead(codex.usageOf(main[i - 1]!)!.promptTokens) ? [i] : []));
+    const [bare0, bare3, keeper0, keeper3] = [await codexRun(false, 0), await codexRun(false, 3), await codexRun(true, 0), await codexRun(true, 3)];
+    const at = [bare0, bare3, keeper0, keeper3].map((r) => codexRewrites(r.mainRequests as WireRecord[]));
+    const declaredLate = (r: WireRecord) => JSON.stringify(r.effectiveBody ?? r.body).includes("late_probe");
+    const added = (keeper3.mainRequests as WireRecord[]).findIndex(declaredLate);
+    console.log(
+      `[mid-session tools] Codex, in the loop: tool declared from request ${added}; rewrites bare ${at[0]!.length} → ${at[1]!.length}, keeper ${at[2]!.length} → ${at[3]!.length} (at ${at[3]!.join(",")}); ` +
+        `cost bare $${runCost(codex, bare0.requests as WireRecord[]).toFixed(4)} → $${runCost(codex, bare3.requests as WireRecord[]).toFixed(4)}, keeper $${runCost(codex, keeper0.requests as WireRecord[]).toFixed(4)} → $${runCost(codex, keeper3.requests as WireRecord[]).toFixed(4)}`,
+    );
+    expect(added).toBeGreaterThan(0);
+    expect(at[1]).toEqual(at[0]);
+    expect(at[3]).toEqual(at[2]);
   }, 600_000);
 });
