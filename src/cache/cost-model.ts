@@ -11,6 +11,7 @@
  */
 import { cacheRuleFor, type CacheRule, type ModelRef } from "./cache-rules.ts";
 import { reasoningBoundToPrefix } from "./reasoning-binding.ts";
+import { toolChangesInPlace } from "./tool-changes.ts";
 import type { CachePricing, TokenBreakdown } from "./pricing.ts";
 
 /** Dollars per million tokens. */
@@ -92,6 +93,8 @@ export interface CostModel {
   pricing: CachePricing;
   /** The provider drops replayed reasoning after an edit of the history before it (reasoning-binding.ts): a rewrite also costs that reasoning. */
   reasoningBound?: boolean;
+  /** The model takes tool changes in place (tool-changes.ts): a change of the tool set does not key its cache. */
+  toolChangesInPlace?: boolean;
 }
 
 /**
@@ -130,7 +133,8 @@ export function costModelFor(input: CostModelInput): CostModel {
     ...(input.promptCache ? { promptCache: input.promptCache } : {}),
   });
   const bound = reasoningBoundToPrefix({ api: input.ref.api, id: input.ref.model, compat: input.compat });
-  return { ref: input.ref, rule, prices, pricing: pricingOf(prices.rates, rule), ...(bound ? { reasoningBound: true } : {}) };
+  const inPlace = toolChangesInPlace({ api: input.ref.api, compat: input.compat });
+  return { ref: input.ref, rule, prices, pricing: pricingOf(prices.rates, rule), ...(bound ? { reasoningBound: true } : {}), ...(inPlace ? { toolChangesInPlace: true } : {}) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { toolChangesInPlace, toolsKeyDigest } from "./tool-changes.ts";
+import { toolChangesInPlace, toolsKeyDigest, transcriptToolNames } from "./tool-changes.ts";
 
 describe("tool changes and the cache key", () => {
   test("Anthropic: in place only with mid-conversation system messages and tool changes (Pi's native tool_addition blocks)", () => {
@@ -19,11 +19,19 @@ describe("tool changes and the cache key", () => {
     expect(toolChangesInPlace({ api: "google-generative-ai", compat: { supportsMidConvoSystemMessages: true, supportsAdditionalTools: true } })).toBe(false);
     expect(toolChangesInPlace(undefined)).toBe(false);
   });
-  test("the key's digest: the sorted active tools when a change rewrites, constant when it does not", () => {
-    const folded = { api: "anthropic-messages" };
-    const inPlace = { api: "anthropic-messages", compat: { supportsMidConvoSystemMessages: true, supportsMidConvoToolChanges: true } };
-    expect(toolsKeyDigest(folded, ["read", "bash"])).toBe("bash,read");
-    expect(toolsKeyDigest(folded, ["read", "bash", "late"])).not.toBe(toolsKeyDigest(folded, ["read", "bash"]));
-    expect(toolsKeyDigest(inPlace, ["read", "bash", "late"])).toBe(toolsKeyDigest(inPlace, ["read", "bash"]));
+  test("the key's digest: the sorted tools when a change rewrites, constant when it does not", () => {
+    expect(toolsKeyDigest(false, ["read", "bash"])).toBe("bash,read");
+    expect(toolsKeyDigest(false, ["read", "bash", "late"])).not.toBe(toolsKeyDigest(false, ["read", "bash"]));
+    expect(toolsKeyDigest(true, ["read", "bash", "late"])).toBe(toolsKeyDigest(true, ["read", "bash"]));
+  });
+  test("the tools a transcript declares: Pi's system messages, additions and removals in order", () => {
+    const transcript = [
+      { role: "system", content: "p", toolsAdded: [{ name: "read" }, { name: "bash" }] },
+      { role: "user", content: "go" },
+      { role: "system", content: "", toolsAdded: [{ name: "late" }] },
+      { role: "system", content: "", toolsRemoved: [{ name: "bash" }] },
+    ];
+    expect(transcriptToolNames(transcript).sort()).toEqual(["late", "read"]);
+    expect(transcriptToolNames([{ role: "user", content: "old recording" }])).toEqual([]);
   });
 });

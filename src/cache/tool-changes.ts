@@ -40,9 +40,25 @@ export function toolChangesInPlace(model: ToolChangeModel | undefined): boolean 
 }
 
 /**
- * The tools part of the cache key: the active tool names when a change rewrites the prefix,
- * "" when the model takes changes in place (a change is then no reason to think the cache lost).
+ * The tools part of the cache key: the tool names when a change rewrites the prefix, "" when the
+ * model takes changes in place (`inPlace`: a change is then no reason to think the cache lost).
  */
-export function toolsKeyDigest(model: ToolChangeModel | undefined, activeTools: readonly string[]): string {
-  return toolChangesInPlace(model) ? "" : [...activeTools].sort().join(",");
+export function toolsKeyDigest(inPlace: boolean, tools: readonly string[]): string {
+  return inPlace ? "" : [...tools].sort().join(",");
+}
+
+/**
+ * The tools a transcript declares (the replay's stand-in for Pi's active tools): its system
+ * messages' `toolsAdded` and `toolsRemoved`, in order. A recording older than Pi's system
+ * messages declares none.
+ */
+export function transcriptToolNames(messages: readonly unknown[]): string[] {
+  const tools = new Set<string>();
+  for (const m of messages) {
+    const s = m as { role?: unknown; toolsAdded?: unknown; toolsRemoved?: unknown } | null;
+    if (s?.role !== "system") continue;
+    for (const t of Array.isArray(s.toolsRemoved) ? s.toolsRemoved : []) if (typeof (t as { name?: unknown })?.name === "string") tools.delete((t as { name: string }).name);
+    for (const t of Array.isArray(s.toolsAdded) ? s.toolsAdded : []) if (typeof (t as { name?: unknown })?.name === "string") tools.add((t as { name: string }).name);
+  }
+  return [...tools];
 }

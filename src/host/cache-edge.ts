@@ -7,7 +7,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { cacheFactsFor } from "../cache/cost-model.ts";
-import { toolsKeyDigest } from "../cache/tool-changes.ts";
+import { toolChangesInPlace, toolsKeyDigest } from "../cache/tool-changes.ts";
 import { cacheTtlMs, type CacheKeySnapshot } from "../discipline/cold-cache.ts";
 import { cacheFacts, type CacheRuleFacts, type DisciplineFacts, type EngineState } from "../engine/index.ts";
 
@@ -41,7 +41,7 @@ function modelKey(ctx: ExtensionContext): string {
  * tools (a change counts only on models that do not take tool changes in place: tool-changes.ts).
  */
 export function keyParts(pi: CachePi, model: Pick<ExtensionContext, "model">["model"]): { thinkingLevel: string; toolsDigest: string } {
-  return { thinkingLevel: String(pi.getThinkingLevel()), toolsDigest: toolsKeyDigest(model, pi.getActiveTools()) };
+  return { thinkingLevel: String(pi.getThinkingLevel()), toolsDigest: toolsKeyDigest(toolChangesInPlace(model), pi.getActiveTools()) };
 }
 
 /** What the cache is keyed on for a request sent at `at`. */
