@@ -10,6 +10,8 @@
  * registry does not price (an unknown id, a custom provider, or a registry row of zeros).
  */
 import { cacheRuleFor, type CacheRule, type ModelRef } from "./cache-rules.ts";
+import { reasoningBoundToPrefix } from "./reasoning-binding.ts";
+import { toolChangesInPlace } from "./tool-changes.ts";
 import type { CachePricing, TokenBreakdown } from "./pricing.ts";
 
 /** Dollars per million tokens. */
@@ -89,6 +91,10 @@ export interface CostModel {
   prices: ModelPrices;
   /** Base-tier ratios in units of one uncached input token. */
   pricing: CachePricing;
+  /** The provider drops replayed reasoning after an edit of the history before it (reasoning-binding.ts): a rewrite also costs that reasoning. */
+  reasoningBound?: boolean;
+  /** The model takes tool changes in place (tool-changes.ts): a change of the tool set does not key its cache. */
+  toolChangesInPlace?: boolean;
 }
 
 /**
@@ -116,6 +122,8 @@ export interface CostModelInput {
   registryCost?: RegistryCost;
   /** pi-ai's registry `promptCache` lifetimes (seconds), when present. */
   promptCache?: { short?: number; long?: number };
+  /** The model's `compat` (pi-ai `Model.compat`), when known: what says its reasoning is bound to its prefix. */
+  compat?: unknown;
 }
 
 export function costModelFor(input: CostModelInput): CostModel {
@@ -124,7 +132,9 @@ export function costModelFor(input: CostModelInput): CostModel {
     pricedWrites: prices.rates.cacheWrite > 0,
     ...(input.promptCache ? { promptCache: input.promptCache } : {}),
   });
-  return { ref: input.ref, rule, prices, pricing: pricingOf(prices.rates, rule) };
+  const bound = reasoningBoundToPrefix({ api: input.ref.api, id: input.ref.model, compat: input.compat });
+  const inPlace = toolChangesInPlace({ api: input.ref.api, compat: input.compat });
+  return { ref: input.ref, rule, prices, pricing: pricingOf(prices.rates, rule), ...(bound ? { reasoningBound: true } : {}), ...(inPlace ? { toolChangesInPlace: true } : {}) };
 }
 
 /**
@@ -156,6 +166,7 @@ export interface PiModelLike {
   id: string;
   cost?: RegistryCost;
   promptCache?: { short?: number; long?: number };
+  compat?: unknown;
 }
 
 /** The live host's entry point: `costModelForPiModel(ctx.model)`. */
@@ -164,6 +175,7 @@ export function costModelForPiModel(model: PiModelLike): CostModel {
     ref: { provider: model.provider, api: model.api, model: model.id },
     ...(model.cost ? { registryCost: model.cost } : {}),
     ...(model.promptCache ? { promptCache: model.promptCache } : {}),
+    ...(model.compat ? { compat: model.compat } : {}),
   });
 }
 

@@ -26,6 +26,11 @@
  * and N counts the request about to be sent. Cold: everything is written anyway, so the rewrite is
  * free and the removed tokens also skip one write.
  *
+ * reasoning (reasoning-cost.ts): on models whose reasoning is bound to its prefix, the rewrite
+ * also makes the provider drop the thinking after its first change, on a cold cache too:
+ *   reasoningCost = reasoningDropped × outputPrice
+ *   apply iff saving − rewriteCost − reasoningCost > minNetSaving
+ *
  * relief: near the context window Pi compacts, which re-sends the whole context to the summarizer
  * without cache and writes the new context (≈ contextTokens × (uncached + write)). Freeing R tokens
  * from the band between `pressureThreshold` and the window covers R / band of the way to that
@@ -35,6 +40,7 @@
  */
 import type { CacheRule } from "../cache/cache-rules.ts";
 import { DEFAULT_PRICING, type CachePricing } from "../cache/pricing.ts";
+import { reasoningDropCost } from "./reasoning-cost.ts";
 import type { GateDecision, GateReason } from "./schema.ts";
 
 export type CacheTtl = "5m" | "1h";
@@ -77,6 +83,11 @@ export interface GateInput {
   costModel?: { pricing: CachePricing; rule: Pick<CacheRule, "label" | "writePremium"> };
   /** Current context size and window, for relief. */
   context?: { tokens: number; window: number };
+  /**
+   * Thinking tokens the provider drops because of this rewrite (reasoning bound to its prefix,
+   * reasoning-cost.ts); absent on models whose reasoning is not bound.
+   */
+  reasoningDropped?: number;
   options?: Partial<GateOptions>;
 }
 
@@ -117,8 +128,9 @@ export function priceFlush(input: GateInput): GateDecision {
   const relief = pressure * share * contextTokens * compactionPrice;
 
   const saving = readSaving + relief;
-  const net = saving - rewriteCost;
-  const breakEvenRequests = removed > 0 && readPrice > 0 ? rewriteCost / (removed * readPrice) : null;
+  const reasoningCost = input.reasoningDropped === undefined ? 0 : reasoningDropCost(input.reasoningDropped, pricing);
+  const net = saving - rewriteCost - reasoningCost;
+  const breakEvenRequests = removed > 0 && readPrice > 0 ? (rewriteCost + reasoningCost) / (removed * readPrice) : null;
 
   let reason: GateReason;
   let apply: boolean;
@@ -147,6 +159,7 @@ export function priceFlush(input: GateInput): GateDecision {
       breakEvenRequests,
       coldChance: now,
       futureColdChance: later,
+      ...(input.reasoningDropped === undefined ? {} : { reasoningDropped: Math.max(0, input.reasoningDropped), reasoningCost }),
       ...(input.costModel ? { cacheRule: input.costModel.rule.label, writePremium: input.costModel.rule.writePremium } : {}),
     },
   };

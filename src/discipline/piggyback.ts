@@ -10,6 +10,8 @@
  *     tokensRemoved   = removal of the due mutations in [q, p)
  *     rewrittenTokens = cachedTokensFrom(q) − cachedTokensFrom(p) − tokensRemoved
  *   take the q with the largest positive net saving, if any, and apply everything from q on.
+ * On models with reasoning bound to its prefix, moving the start from p to q also drops the
+ * thinking in between (`reasoningDroppedAfter(q) − reasoningDroppedAfter(p)`), priced by the gate.
  *
  * Positions are indices of the first changed message in the array sent to the provider (or
  * any monotone unit) and `cachedTokensFrom` must use the same unit.
@@ -35,8 +37,13 @@ export interface PiggybackInput {
   forcedIds?: readonly string[];
   /** Tokens of the previously cached prefix at and after `position`, before any removal (non-increasing). */
   cachedTokensFrom: (position: number) => number;
-  /** Everything the gate needs except the two figures piggybacking computes. */
-  gate: Omit<GateInput, "tokensRemoved" | "rewrittenTokens">;
+  /** Everything the gate needs except the figures piggybacking computes. */
+  gate: Omit<GateInput, "tokensRemoved" | "rewrittenTokens" | "reasoningDropped">;
+  /**
+   * Reasoning bound to its prefix (reasoning-cost.ts): thinking tokens dropped when history first
+   * changes at a position. A start q is charged what it drops beyond the forced start p.
+   */
+  reasoningDroppedAfter?: (position: number) => number;
 }
 
 export type PiggybackRole = "forced" | "rides-along" | "pays-alone" | "deferred";
@@ -79,10 +86,12 @@ export function planPiggyback(input: PiggybackInput): PiggybackPlan {
     const group = earlier.filter((m) => m.position >= q);
     const removed = sumRemoved(group);
     const rewrittenTokens = Math.max(0, input.cachedTokensFrom(q) - tokensAfterP - removed);
+    const dropped = input.reasoningDroppedAfter;
+    const reasoning = dropped ? { reasoningDropped: Math.max(0, dropped(q) - (forcedFrom === undefined ? 0 : dropped(forcedFrom))) } : {};
     return {
       position: q,
       mutationIds: group.map((m) => m.id),
-      decision: priceFlush({ ...input.gate, tokensRemoved: removed, rewrittenTokens }),
+      decision: priceFlush({ ...input.gate, tokensRemoved: removed, rewrittenTokens, ...reasoning }),
     };
   });
   let chosen: PricedStart | undefined;

@@ -97,6 +97,9 @@ describe("quantizeBranchBoundary: persisted as a timestamp", () => {
   test("cutFromTimestamp counts the messages at or before the timestamp", () => {
     expect(cutFromTimestamp(plainBranch(10), 4000)).toBe(4);
     expect(cutFromTimestamp(plainBranch(10), 0)).toBe(0);
+    // Pi's leading system message, stamped after the first prompt: no position, it follows its predecessor.
+    const lead = { role: "system", content: "You are pi.", timestamp: 1500 } as unknown as ContextMessage;
+    expect(cutFromTimestamp([lead, ...plainBranch(10)], 1000)).toBe(2);
   });
   test("token unit over a branch", () => {
     // 20 messages of 1000 tokens, keep 3000, chunk 5000: candidate 17000 -> grid 15000 -> cut 15.

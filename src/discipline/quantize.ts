@@ -16,7 +16,7 @@
  * Pi compaction the branch restarts and the grid is laid afresh: that compaction has
  * rewritten the cache anyway.
  */
-import { timestampOf, type ContextMessage } from "../session/messages.ts";
+import { positionTimestampOf, type ContextMessage } from "../session/messages.ts";
 import { closedCuts, messageCutPositions, tokenCutPositions } from "./closed-cuts.ts";
 
 export interface QuantizeInput {
@@ -91,11 +91,15 @@ export interface BranchBoundary extends QuantizedBoundary {
   frozenThroughTimestamp: number | undefined;
 }
 
-/** Number of leading messages at or before the persisted timestamp (messages without one follow their predecessor). */
+/**
+ * Number of leading messages at or before the persisted timestamp (messages without one follow
+ * their predecessor, and so do Pi's system messages: the leading one is stamped when the first
+ * request is built, after the first prompt, so its timestamp is no position).
+ */
 export function cutFromTimestamp(messages: readonly ContextMessage[], frozenThrough: number): number {
   let cut = 0;
   for (let i = 0; i < messages.length; i++) {
-    const t = timestampOf(messages[i]);
+    const t = positionTimestampOf(messages[i]);
     if (t !== undefined && t > frozenThrough) break;
     cut = i + 1;
   }
@@ -104,7 +108,7 @@ export function cutFromTimestamp(messages: readonly ContextMessage[], frozenThro
 
 function timestampBeforeCut(messages: readonly ContextMessage[], cut: number): number | undefined {
   for (let i = cut - 1; i >= 0; i--) {
-    const t = timestampOf(messages[i]);
+    const t = positionTimestampOf(messages[i]);
     if (t !== undefined) return t;
   }
   return undefined;

@@ -32,9 +32,9 @@ export const GateNumbersSchema = z.object({
   relief: z.number(),
   /** readSaving + relief. */
   saving: z.number(),
-  /** saving − rewriteCost. */
+  /** saving − rewriteCost − reasoningCost. */
   net: z.number(),
-  /** rewriteCost / (tokensRemoved × readPrice): requests the read saving alone needs to repay the rewrite (null when nothing is removed). */
+  /** (rewriteCost + reasoningCost) / (tokensRemoved × readPrice): requests the read saving alone needs to repay the rewrite (null when nothing is removed). */
   breakEvenRequests: z.number().nullable(),
   /**
    * Chance (0..1) that this request finds the cache entry lost anyway (1 on a cold cache; the
@@ -48,6 +48,10 @@ export const GateNumbersSchema = z.object({
   cacheRule: z.string().optional(),
   /** False on providers that bill no write premium (a rewrite re-sends at the uncached price). */
   writePremium: z.boolean().optional(),
+  /** Models with reasoning bound to its prefix: thinking tokens the rewrite makes the provider drop. */
+  reasoningDropped: z.number().optional(),
+  /** reasoningDropped × outputPrice (reasoning-cost.ts). */
+  reasoningCost: z.number().optional(),
 });
 export type GateNumbers = z.infer<typeof GateNumbersSchema>;
 

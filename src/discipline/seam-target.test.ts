@@ -34,6 +34,12 @@ describe("seam target", () => {
     expect(renderedIndexThrough(rendered, 0)).toBe(-1);
     expect(renderedIndexThrough(rendered, 100)).toBe(7);
   });
+  test("Pi's system messages are no position: the leading one, stamped a millisecond after the first prompt, does not stop the walk", () => {
+    const lead = { role: "system", content: "You are pi.", timestamp: 1.5 } as unknown as ContextMessage;
+    const patch = { role: "system", content: "", toolsAdded: [], timestamp: 99 } as unknown as ContextMessage;
+    expect(renderedIndexThrough([lead, ...rendered.slice(0, 4), patch, ...rendered.slice(4)], 1)).toBe(1);
+    expect(renderedIndexThrough([lead, ...rendered.slice(0, 4), patch, ...rendered.slice(4)], 4)).toBe(5); // the patch follows its predecessor
+  });
   test("maps rendered messages to wire messages through ids and texts, n-th occurrence to n-th", () => {
     expect(wireIndexOfRendered(rendered, 3, wire)).toBe(2); // result b, merged
     expect(wireIndexOfRendered(rendered, 2, wire)).toBe(2); // result a, merged

@@ -16,13 +16,13 @@
  */
 import { anthropicMinCacheableTokens } from "../cache/cache-rules.ts";
 import type { WireMessage, WireRequestBody } from "../cache/wire-types.ts";
-import { isAssistant, isToolResult, isUser, timestampOf, toolCallsOf, type ContextMessage } from "../session/messages.ts";
+import { isAssistant, isToolResult, isUser, positionTimestampOf, toolCallsOf, type ContextMessage } from "../session/messages.ts";
 
 /** Index of the last rendered message at or before the frozen timestamp (−1: none). */
 export function renderedIndexThrough(rendered: readonly ContextMessage[], frozenThrough: number): number {
   let out = -1;
   for (let i = 0; i < rendered.length; i++) {
-    const t = timestampOf(rendered[i]);
+    const t = positionTimestampOf(rendered[i]);
     if (t !== undefined && t > frozenThrough) break;
     out = i;
   }

@@ -36,6 +36,8 @@ export interface CacheLedger {
   lastPromptTokens: number;
   /** The earliest rewrite the gate still holds back (cache-warming decisions). */
   pending: PendingRewrite | undefined;
+  /** A rewrite a flush applied that the next request carries (cache-warming decisions); gone once a request is sent. */
+  unsent: PendingRewrite | undefined;
   /** A flush rewrote history since the last request (bust attribution). */
   rewroteSinceLast: boolean;
 }
@@ -50,8 +52,19 @@ export function emptyCacheLedger(): CacheLedger {
     inFlight: undefined,
     lastPromptTokens: 0,
     pending: undefined,
+    unsent: undefined,
     rewroteSinceLast: false,
   };
+}
+
+/**
+ * Of two rewrites waiting in the cached prefix, the one that keeps less of it (the warming vote
+ * prices a warm of the entry by what survives: the rewrite applied but not sent yet, the one the
+ * gate holds back, or two applied flushes the next request carries together).
+ */
+export function nearerRewrite(a: PendingRewrite | undefined, b: PendingRewrite | undefined): PendingRewrite | undefined {
+  if (!a || !b) return a ?? b;
+  return a.keptPrefixTokens <= b.keptPrefixTokens ? a : b;
 }
 
 /** A resumed session: its recorded requests feed the horizon; the last one may still be cached. */
@@ -149,6 +162,7 @@ export function ledgerOnSend(ledger: CacheLedger, input: LedgerSendInput): { led
         previous: { body: placed.body, seamMessageIndex: Math.min(placed.seam, placed.body.messages.length - 1), ...(input.messagePrefixes ? { messagePrefixes: input.messagePrefixes } : {}) },
       },
       rewroteSinceLast: false,
+      unsent: undefined,
       inFlight: { kind: last !== undefined && isUser(last) ? "prompt" : "loop", countable: false },
     },
     body: placed.body,

@@ -15,7 +15,9 @@
  * anyway, so due mutations after it ride along.
  *
  * The rewrite's real start is the nearest readable cache entry before the change
- * (rewrite-anchor.ts): the seam, a recent request end within the lookback, or nothing.
+ * (rewrite-anchor.ts): the seam, a recent request end within the lookback, or nothing. On a
+ * model whose reasoning is bound to its prefix (`facts.costModel.reasoningBound`), a start also
+ * costs the thinking after the first changed message (reasoning-cost.ts), cold cache or not.
  */
 import { readableAnchors } from "../discipline/rewrite-anchor.ts";
 import { seamPointTimestamp } from "../discipline/seam-point.ts";
@@ -30,6 +32,7 @@ import {
   slotsDiffer,
 } from "../discipline/history-view.ts";
 import { planPiggyback, type DueMutation, type PiggybackRole } from "../discipline/piggyback.ts";
+import { thinkingDroppedAfter } from "../discipline/reasoning-cost.ts";
 import { measureMutations, restrictProposal, type ProposalMutation } from "../discipline/proposal-mutations.ts";
 import { cutFromTimestamp, quantizeBranchBoundary, type BranchBoundary } from "../discipline/quantize.ts";
 import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
@@ -83,6 +86,8 @@ export interface DisciplineOutcome {
   deferred: string[];
   /** The earliest rewrite still waiting, for cache-warming decisions. */
   pending: PendingRewrite | undefined;
+  /** Where the next request rewrites the cached prefix (what this flush applied, or state decided earlier not sent yet), for cache-warming decisions. */
+  unsent: PendingRewrite | undefined;
   expectedRequests: number;
 }
 
@@ -193,7 +198,9 @@ function decide(input: DecideFlushInput): FlushGateDecision {
     tokensRemoved: Math.max(0, m.tokensRemoved),
   }));
   if (forcedFrom !== undefined && !facts.cold) dueMutations.push({ id: forcedId, kind: "stub", position: forcedFrom, tokensRemoved: 0, forced: true });
-  const pp = planPiggyback({ due: dueMutations, cachedTokensFrom, gate });
+  // Reasoning bound to its prefix: what a start drops, in history as the flush would send it.
+  const reasoningDroppedAfter = facts.costModel?.reasoningBound ? thinkingDroppedAfter(withAll) : undefined;
+  const pp = planPiggyback({ due: dueMutations, cachedTokensFrom, gate, ...(reasoningDroppedAfter ? { reasoningDroppedAfter } : {}) });
   for (const [id, role] of Object.entries(pp.roles)) if (id !== forcedId) verdicts[id] = role;
 
   const appliedIds = new Set(Object.entries(verdicts).filter(([, v]) => v === "forced" || v === "rides-along" || v === "pays-alone" || v === "no-op").map(([id]) => id));
@@ -206,7 +213,12 @@ function decide(input: DecideFlushInput): FlushGateDecision {
   else if (pp.forcedFrom !== undefined && pp.apply.length > 1) {
     const riders = pp.apply.filter((m) => m.id !== forcedId);
     const removed = riders.reduce((s, m) => s + m.tokensRemoved, 0);
-    const priced = priceFlush({ ...gate, tokensRemoved: removed, rewrittenTokens: Math.max(0, cachedTokensFrom(pp.forcedFrom) - removed) });
+    const priced = priceFlush({
+      ...gate,
+      tokensRemoved: removed,
+      rewrittenTokens: Math.max(0, cachedTokensFrom(pp.forcedFrom) - removed),
+      ...(reasoningDroppedAfter ? { reasoningDropped: reasoningDroppedAfter(pp.forcedFrom) } : {}),
+    });
     log.push(entry(pp.forcedFrom, riders.map((m) => m.id), { ...priced, apply: true, reason: "forced" }));
   } else if (pp.priced.length > 0) {
     const best = pp.priced.reduce((a, b) => (b.decision.numbers.net > a.decision.numbers.net ? b : a));
@@ -215,8 +227,13 @@ function decide(input: DecideFlushInput): FlushGateDecision {
 
   const waiting = mutations.filter((m) => !appliedIds.has(m.id) && m.position !== undefined);
   const firstWaiting = waiting.length > 0 ? Math.min(...waiting.map((m) => m.position!)) : undefined;
-  const pending: PendingRewrite | undefined =
-    firstWaiting === undefined ? undefined : { cachedPrefixTokens: sentFrom[0], keptPrefixTokens: sentFrom[0] - cachedTokensFrom(firstWaiting) };
+  const rewriteFrom = (first: number | undefined): PendingRewrite | undefined =>
+    first === undefined ? undefined : { cachedPrefixTokens: sentFrom[0], keptPrefixTokens: sentFrom[0] - cachedTokensFrom(first) };
+  const pending = rewriteFrom(firstWaiting);
+  // What the next request rewrites: the applied mutations (their first change) and the state decided earlier that it carries (forced).
+  const appliedAt = mutations.filter((m) => appliedIds.has(m.id) && m.position !== undefined && verdicts[m.id] !== "no-op").map((m) => m.position!);
+  const firstUnsent = [...appliedAt, ...(forcedFrom !== undefined ? [forcedFrom] : [])];
+  const unsent = rewriteFrom(firstUnsent.length > 0 ? Math.min(...firstUnsent) : undefined);
 
   const appliedProposal = restrictProposal(proposal, appliedIds, previousThinking);
   return {
@@ -235,6 +252,7 @@ function decide(input: DecideFlushInput): FlushGateDecision {
       applied,
       deferred,
       pending,
+      unsent,
       expectedRequests: horizon.expectedRequests,
     },
     tokensSaved: savedByApplied(mutations, appliedIds),

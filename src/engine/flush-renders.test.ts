@@ -143,12 +143,14 @@ describe("a flush queued behind another (no request in between)", () => {
    * the next request rewrites from A's stub whatever B does: B's stubs of the second prompt's
    * last reads (past the frozen history) ride along, where paying alone they would wait.
    */
-  function queued(o: { lastRequestHeld: boolean }) {
+  function queued(o: { lastRequestHeld: boolean; nextPromptSent?: boolean }) {
     const settings = DEFAULT_SETTINGS;
     const model = SONNET;
     const { branch, closing, lastRequest } = requestEnd({ readChars: 1500, tail: 200_000 });
     let state = initialEngineState();
-    if (o.lastRequestHeld) state = render(state, { settings, model, messages: lastRequest, now: 1, facts: () => facts(false), flushInFlight: false, recall: false }).state;
+    // The next prompt's request may go out while the flushes run: its render carries the same prefix.
+    const sent = o.nextPromptSent ? [...branch, closing!, user("p3", 1_000)] : lastRequest;
+    if (o.lastRequestHeld) state = render(state, { settings, model, messages: sent, now: 1, facts: () => facts(false), flushInFlight: false, recall: false }).state;
     const a = startFlush(state, { settings, model, branchMessages: branch.slice(0, 4) });
     const aDone = completeFlush(a.state, { settings, model, branchMessages: branch, closingMessage: closing, capture: a.capture, summaries: a.capture.batches.map((x) => summarizeExtractively(x)), now: 2_000_000, facts: facts(true), label: "A" });
     expect(aDone.result.outcome?.applied).toEqual(["stub:a0@2#0"]);
@@ -162,6 +164,12 @@ describe("a flush queued behind another (no request in between)", () => {
   test("B sees A's rewrite as forced: its earlier stubs ride along, in 2 renders", () => {
     const r = queued({ lastRequestHeld: true });
     expect(r.total).toBe(2);
+    for (const call of ["b2", "b3"]) expect(r.verdictOf(call)).toBe("rides-along");
+    expect(r.outcome.log.map((e) => [e.position, e.decision.reason])).toEqual([[2, "forced"]]);
+  });
+
+  test("the next prompt's request went out before B planned: its render of the same prefix stands for the last request", () => {
+    const r = queued({ lastRequestHeld: true, nextPromptSent: true });
     for (const call of ["b2", "b3"]) expect(r.verdictOf(call)).toBe("rides-along");
     expect(r.outcome.log.map((e) => [e.position, e.decision.reason])).toEqual([[2, "forced"]]);
   });

@@ -23,13 +23,13 @@ import type { KeeperSettings } from "../settings/schema.ts";
 import { dropStateOutsideContext } from "../state/drop-outside-context.ts";
 import { emptyState, type KeeperState } from "../state/schema.ts";
 import type { BatchSummary } from "../summarize/batch.ts";
-import { emptyCacheLedger, ledgerOnUsage, type CacheLedger } from "./cache-ledger.ts";
+import { emptyCacheLedger, ledgerOnUsage, nearerRewrite, type CacheLedger } from "./cache-ledger.ts";
 import { thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import { beginFlush, finishFlush, type FlushRenders, type FlushResult } from "./flush.ts";
 import { renderAhead, renderWithMemo, type RenderMemo } from "./render-memo.ts";
 import { keeperRender, type KeeperRenderInput, type PartFault } from "./render.ts";
-import { emptyWireLog, type WireLog } from "./wire-log.ts";
+import { emptyWireLog, wireLogOnAnswer, type WireLog } from "./wire-log.ts";
 import { initialCompactionState, type CompactionState } from "./compaction/types.ts";
 import type { FlushDecision } from "../flush/plan.ts";
 import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
@@ -195,7 +195,8 @@ export function renderAheadOfPrompt(state: EngineState, input: SessionInput & { 
 
 export function observeUsage(state: EngineState, message: ContextMessage): EngineState {
   const ledger = ledgerOnUsage(state.ledger, message);
-  return ledger === state.ledger ? state : { ...state, ledger };
+  const wire = wireLogOnAnswer(state.wire, message, state.ledger.lastKey?.at);
+  return ledger === state.ledger && wire === state.wire ? state : { ...state, ledger, wire };
 }
 
 /** Pi compacted (or the context lost messages): drop what left it; the next request writes everything. */
@@ -241,7 +242,9 @@ function rememberedSent(state: EngineState, branch: readonly ContextMessage[]): 
   const last = state.lastRender;
   if (!last) return undefined;
   const upTo = Math.max(0, lastAssistantIndex(branch));
-  if (last.raw.length !== upTo) return undefined;
+  // The next prompt's request may have gone out while the flush ran: its render carries the same
+  // prefix (no flush was adopted in between), and the gate reads only the messages before upTo.
+  if (last.raw.length < upTo) return undefined;
   for (let i = 0; i < upTo; i++) {
     const a = last.raw[i];
     const b = branch[i];
@@ -298,7 +301,7 @@ export function adoptFlush(state: EngineState, result: FlushResult): EngineState
   for (const e of result.outcome?.log ?? []) gateLog = appendGateDecision(gateLog, e);
   const ledger: CacheLedger = {
     ...state.ledger,
-    ...(result.outcome ? { pending: result.outcome.pending } : {}),
+    ...(result.outcome ? { pending: result.outcome.pending, unsent: nearerRewrite(state.ledger.unsent, result.outcome.unsent) } : {}),
     rewroteSinceLast: state.ledger.rewroteSinceLast || result.rewrote,
   };
   return { ...state, keeper: result.nextState, recall: result.nextRecall ?? state.recall, gateLog, ledger };

@@ -49,7 +49,8 @@ import {
 import { summaryRoutes, type RequestFacts } from "./summary-choice.ts";
 import { budgetStep, closesRequest } from "./triggers.ts";
 import type { ToolBatch } from "../summarize/batch.ts";
-import { wireLogOnRewrite } from "./wire-log.ts";
+import { wireLogOnRewrite, wireLogOnWarming } from "./wire-log.ts";
+import { nearerRewrite } from "./cache-ledger.ts";
 import type { PartFault } from "./render.ts";
 import { faultNotice } from "../ui/fault-text.ts";
 import { outlookOf } from "./compaction/job.ts";
@@ -180,11 +181,14 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       return none(event.keeper === state.keeper ? state : { ...state, keeper: event.keeper });
     case "warming": {
       const s = event.settings;
-      const stop = s.enabled && s.cache.discipline && warmingOverride({ event: event.decision, pendingRewrite: state.ledger.pending }) !== undefined;
-      return stop ? { state, warming: "stop", effects: [] } : none(state);
+      if (!s.enabled || event.decision.action !== "warm") return none(state);
+      // A rewrite applied but not sent yet, or held back: only the cached part before it is worth warming.
+      const stop = s.cache.discipline && warmingOverride({ event: event.decision, pendingRewrite: nearerRewrite(state.ledger.pending, state.ledger.unsent) }) !== undefined;
+      const next = { ...state, wire: wireLogOnWarming(state.wire, stop ? "rewrite" : undefined) };
+      return stop ? { state: next, warming: "stop", effects: [] } : none(next);
     }
     case "compaction-warming":
-      return compactionStopsWarming(outlookOf(state.compaction), event.decision.action) ? { state, warming: "stop", effects: [] } : none(state);
+      return compactionStopsWarming(outlookOf(state.compaction), event.decision.action) ? { state: { ...state, wire: wireLogOnWarming(state.wire, "compaction", false) }, warming: "stop", effects: [] } : none(state);
     case "flush-begin": {
       const out = startFlush(state, event);
       const routes = summaryRoutes({ settings: event.settings, batches: out.capture.batches, requestFacts: event.summaryFacts, ...(event.cached ? { cached: event.cached } : {}) });

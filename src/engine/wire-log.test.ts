@@ -12,7 +12,8 @@ import type { WireMessage } from "../cache/wire-types.ts";
 import { emptyRewriteTally } from "../discipline/rewrite-tally.ts";
 import { a, payload, txt, u } from "../../test/support/discipline/builders.ts";
 import { formatCacheView } from "../ui/cache-view.ts";
-import { cacheViewOf, emptyWireLog, wireLogOnRewrite, wireLogOnSend, type WireLog } from "./wire-log.ts";
+import { initialEngineState, step } from "./index.ts";
+import { cacheViewOf, emptyWireLog, wireLogOnAnswer, wireLogOnRewrite, wireLogOnSend, type WireLog } from "./wire-log.ts";
 
 const MIN = 60_000;
 const RULE = { ttlMs: 5 * MIN, ttl: "5m" as const };
@@ -101,5 +102,28 @@ describe("/keeper cache counts agree, however long the session", () => {
 
   test("an empty log says nothing was sent", () => {
     expect(formatCacheView({ fingerprints: [], busts: [], tally: emptyRewriteTally(), sessionRewrites: 0 })).toBe("Prompt cache: no request sent yet in this session, nothing to report.");
+  });
+});
+
+const dropped = (n: number) => ({
+  role: "assistant",
+  content: [],
+  diagnostics: [{ type: "anthropic_input_transformations", details: { transformations: Array.from({ length: n }, () => ({ type: "thinking_dropped", reason: "prefix_mismatch" })) } }],
+});
+
+describe("the wire log counts the reasoning the provider dropped", () => {
+  test("at each answer (the engine's usage step), from Pi's diagnostics", () => {
+    let state = initialEngineState();
+    state = step(state, { type: "usage", message: dropped(2) as never }).state;
+    state = step(state, { type: "usage", message: { role: "assistant", content: [] } as never }).state;
+    expect(state.wire.reasoning).toMatchObject({ requests: 1, blocksLost: 2, afterKeeperRewrite: 0 });
+  });
+
+  test("counted against this extension when the last request's bust was its rewrite", () => {
+    const log = { ...emptyWireLog(), busts: [{ at: 50, cause: "keeper-rewrite" as const, layer: "tail" as const, rewrittenTokens: 10, estimatedCost: 10, detail: "" }] };
+    expect(wireLogOnAnswer(log, dropped(3), 50).reasoning.afterKeeperRewrite).toBe(3);
+    expect(wireLogOnAnswer(log, dropped(3), 60).reasoning.afterKeeperRewrite).toBe(0);
+    const quiet = wireLogOnAnswer(log, { role: "assistant" }, 50);
+    expect(quiet).toBe(log);
   });
 });

@@ -10,6 +10,7 @@
  */
 import { digestBody, type BodyDigest } from "../cache/body-digest.ts";
 import type { CostModel } from "../cache/cost-model.ts";
+import { emptyReasoningDropTally, tallyReasoningDrop, type ReasoningDropTally } from "../cache/reasoning-drops.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import { attributeBust, emptyFingerprintLog, fingerprintLayersWithTail, recordFingerprint, type TailHash } from "../discipline/attribution.ts";
 import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
@@ -30,10 +31,49 @@ export interface WireLog {
   busts: BustAttribution[];
   /** Requests, busts and where each flush rewrite went on the wire since this process started. */
   tally: RewriteTally;
+  /** Reasoning the provider dropped, from Pi's diagnostics on each answer (reasoning-drops.ts). */
+  reasoning: ReasoningDropTally;
+  /** Pi's cache-warming decisions to warm (`cache_warming_decision`), and those this extension stopped, by reason. */
+  warming: WarmingTally;
+}
+
+export interface WarmingTally {
+  /** Decisions where Pi was about to pay for a refresh. */
+  asked: number;
+  /** Stopped: a rewrite (applied and not sent yet, or held back) discards most of the warmed prefix. */
+  stoppedForRewrite: number;
+  /** Stopped: a compaction about to apply discards it. */
+  stoppedForCompaction: number;
+}
+
+/** A warming decision: `asked` (default true) counts Pi's "warm", `stopped` what this extension turned it into. */
+export function wireLogOnWarming(log: WireLog, stopped: "rewrite" | "compaction" | undefined, asked = true): WireLog {
+  const w = log.warming;
+  return {
+    ...log,
+    warming: {
+      asked: w.asked + (asked ? 1 : 0),
+      stoppedForRewrite: w.stoppedForRewrite + (stopped === "rewrite" ? 1 : 0),
+      stoppedForCompaction: w.stoppedForCompaction + (stopped === "compaction" ? 1 : 0),
+    },
+  };
 }
 
 export function emptyWireLog(): WireLog {
-  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), busts: [], tally: emptyRewriteTally() };
+  return { bodyDigest: undefined, tailHash: undefined, fingerprints: emptyFingerprintLog(), busts: [], tally: emptyRewriteTally(), reasoning: emptyReasoningDropTally(), warming: { asked: 0, stoppedForRewrite: 0, stoppedForCompaction: 0 } };
+}
+
+/**
+ * A message ended: an answer's reasoning its request had dropped (Pi's diagnostics), decided
+ * anew when that request's history changed (its attribution found a changed layer), counted against this extension when the
+ * bust was its rewrite (`sentAt`: the last request's send time, the key of its attribution).
+ * A request that extended the previous one has no entry among the busts, so it is neither.
+ */
+export function wireLogOnAnswer(log: WireLog, message: unknown, sentAt: number | undefined): WireLog {
+  const last = log.busts[log.busts.length - 1];
+  const ofLast = last !== undefined && last.at === sentAt;
+  const reasoning = tallyReasoningDrop(log.reasoning, message, { rewritten: ofLast && last.layer !== "none", keeperRewrote: ofLast && last.cause === "keeper-rewrite" });
+  return reasoning === log.reasoning ? log : { ...log, reasoning };
 }
 
 /** The session model's cache rule, as far as bust attribution needs it. */
@@ -112,5 +152,5 @@ export function wireLogOnRewrite(log: WireLog): WireLog {
 
 /** What `/keeper cache` shows (`formatCacheView`); `sessionRewrites` is the persisted `stats.rewritesCaused`. */
 export function cacheViewOf(log: WireLog, sessionRewrites: number): CacheViewInput {
-  return { fingerprints: log.fingerprints.entries, busts: log.busts, tally: log.tally, sessionRewrites };
+  return { fingerprints: log.fingerprints.entries, busts: log.busts, tally: log.tally, sessionRewrites, reasoning: log.reasoning, warming: log.warming };
 }

@@ -38,8 +38,11 @@ function setup(over: { settings?: KeeperSettings; frozen?: number } = {}) {
       return out.request?.body;
     },
     onAssistantMessage: (m: ContextMessage) => void (state = step(state, { type: "usage", message: m }).state),
-    onCacheWarmingDecision: (decision: { warmCost: number; missCost: number; continuationProbability: number; action: "warm" | "stop" }) =>
-      step(state, { type: "warming", settings, decision }).warming ? { action: "stop" } : undefined,
+    onCacheWarmingDecision: (decision: { warmCost: number; missCost: number; continuationProbability: number; action: "warm" | "stop" }) => {
+      const out = step(state, { type: "warming", settings, decision });
+      state = out.state;
+      return out.warming ? { action: "stop" as const } : undefined;
+    },
     facts: (c: ExtensionContext) => liveFacts(state, pi, c, clock),
     coldVerdict: (c: ExtensionContext) => coldVerdictOf(state.ledger, cacheKeyOf(pi, c, clock), liveTtlMs(c)),
     recordFlush(outcome: DisciplineOutcome, rewrote: boolean) {
@@ -162,6 +165,23 @@ describe("cache edge (host) over the engine ledger", () => {
     // keeps 90%: 0.5 × 0.2 × 0.9 − 0.01 = 0.08 ≥ 0.05 → Pi decides
     rt.recordFlush({ log: [], pending: { keptPrefixTokens: 9000, cachedPrefixTokens: 10_000 } } as unknown as DisciplineOutcome, false);
     expect(rt.onCacheWarmingDecision(event)).toBeUndefined();
+  });
+
+  test("cache warming stops while a rewrite this extension applied waits for the next request; the request that carries it ends that", () => {
+    const { rt, ctx } = setup();
+    const event = { warmCost: 0.01, missCost: 0.2, continuationProbability: 0.5, action: "warm" as const };
+    rt.onContextRendered(rendered);
+    rt.onBeforeProviderRequest(payload(), ctx);
+    // A request-end flush applied a rewrite that keeps 5% of the cached prefix; nothing is held back.
+    rt.recordFlush({ log: [], pending: undefined, unsent: { keptPrefixTokens: 500, cachedPrefixTokens: 10_000 } } as unknown as DisciplineOutcome, true);
+    expect(rt.onCacheWarmingDecision(event)).toEqual({ action: "stop" });
+    // Pi's own warm ping (max_tokens 1) replays the old request: the rewrite still waits.
+    rt.onBeforeProviderRequest({ ...payload(), max_tokens: 1 }, ctx);
+    expect(rt.onCacheWarmingDecision(event)).toEqual({ action: "stop" });
+    // The next real request carries it: what it wrote is worth warming again.
+    rt.onBeforeProviderRequest(payload(), ctx);
+    expect(rt.onCacheWarmingDecision(event)).toBeUndefined();
+    expect(rt.cacheText()).toContain("Cache warming: Pi was about to refresh the cached prefix 3 times; this extension stopped 2 of them — 2 because a rewrite of history it had decided would discard most of the warmed prefix.");
   });
 
   test("counts an unannounced loss: the request extended the previous one, yet read little", () => {

@@ -7,6 +7,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { cacheFactsFor } from "../cache/cost-model.ts";
+import { toolChangesInPlace, toolsKeyDigest } from "../cache/tool-changes.ts";
 import { cacheTtlMs, type CacheKeySnapshot } from "../discipline/cold-cache.ts";
 import { cacheFacts, type CacheRuleFacts, type DisciplineFacts, type EngineState } from "../engine/index.ts";
 
@@ -35,14 +36,17 @@ function modelKey(ctx: ExtensionContext): string {
   return ctx.model ? `${ctx.model.provider}/${ctx.model.id}` : "";
 }
 
-/** What the cache is keyed on besides the model and the time: Pi's thinking level and active tools. */
-export function keyParts(pi: CachePi): { thinkingLevel: string; toolsDigest: string } {
-  return { thinkingLevel: String(pi.getThinkingLevel()), toolsDigest: [...pi.getActiveTools()].sort().join(",") };
+/**
+ * What the cache is keyed on besides the model and the time: Pi's thinking level and active
+ * tools (a change counts only on models that do not take tool changes in place: tool-changes.ts).
+ */
+export function keyParts(pi: CachePi, model: Pick<ExtensionContext, "model">["model"]): { thinkingLevel: string; toolsDigest: string } {
+  return { thinkingLevel: String(pi.getThinkingLevel()), toolsDigest: toolsKeyDigest(toolChangesInPlace(model), pi.getActiveTools()) };
 }
 
 /** What the cache is keyed on for a request sent at `at`. */
 export function cacheKeyOf(pi: CachePi, ctx: ExtensionContext, at: number): CacheKeySnapshot {
-  return { at, model: modelKey(ctx), ...keyParts(pi) };
+  return { at, model: modelKey(ctx), ...keyParts(pi, ctx.model) };
 }
 
 /** The cache facts a flush (or the cold-cache check) decides with, now. */

@@ -67,7 +67,7 @@ describe("one registration per Pi event", () => {
     registerKeeper(pi, { compaction: { env: {} } });
     const events = registrations.map((r) => r.event);
     expect(events.length).toBe(new Set(events).size);
-    for (const e of ["session_start", "session_tree", "session_compact", "session_shutdown", "context", "message_end", "turn_end", "before_provider_request", "cache_warming_decision"])
+    for (const e of ["session_start", "session_tree", "session_compact", "session_shutdown", "context_with_system", "message_end", "turn_end", "before_provider_request", "cache_warming_decision"])
       expect(events).toContain(e);
     // Compaction's own hooks, registered through the host, not by compaction itself.
     for (const e of ["agent_end", "session_before_compact", "session_compact_failed", "model_select", "thinking_level_select"]) expect(events).toContain(e);
@@ -108,7 +108,7 @@ describe("the table: each Pi event's steps, by part, in order", () => {
       session_tree: ["pruning", "ui", "compaction"],
       session_compact: ["pruning", "ui", "compaction"],
       session_shutdown: ["pruning", "compaction"],
-      context: ["pruning", "ui"],
+      context_with_system: ["pruning", "ui"],
       message_end: ["cache", "pruning", "ui"],
       turn_end: ["ui", "pruning", "compaction"],
       before_provider_request: ["cache", "pruning"],

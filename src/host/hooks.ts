@@ -19,6 +19,10 @@
  *   branch as the turn left it either way, and the state it holds for summarized-away calls is
  *   dropped at the next flush (its `flush-begin` step). Compaction goes last because its draft
  *   is the event's result.
+ * - context_with_system (the render; not `context`): the transcript with its system messages, so
+ *   a render that changes history leaves Pi's mid-conversation prompt and tool patches where
+ *   they are (a changed `context` list makes Pi fold them into the leading system message,
+ *   which rewrites the cached tools and system on models that take them in place).
  * - message_end: the cache's usage before the request-end flush reads the ledger.
  * - before_provider_request: the cache's step (seam, fingerprints) on the payload first; the
  *   cold re-plans the render adopted are committed once the request is built.
@@ -91,7 +95,9 @@ export function piEventTable(k: KeeperParts | undefined, c: CompactionPart | und
       ...on("compaction", h?.session_compact),
     ],
     session_shutdown: [...on("pruning", k && (() => k.pruning.sessionShutdown())), ...on("compaction", h?.session_shutdown)],
-    context: [...on("pruning", k && ((e, ctx) => k.pruning.context(e, ctx))), ...on("ui", k && ((e, ctx) => k.ui.rendered(e, ctx)))],
+    // The full transcript, its system messages (prompt and tool patches) in place: a changed
+    // list returned from `context` would make Pi fold them into one leading message.
+    context_with_system: [...on("pruning", k && ((e, ctx) => k.pruning.context(e, ctx))), ...on("ui", k && ((e, ctx) => k.ui.rendered(e, ctx)))],
     message_end: [
       ...on("cache", k && ((e) => k.cache.usage(message(e)))),
       ...on("pruning", k && ((e, ctx) => k.pruning.messageEnd(message(e), ctx))),

@@ -12,7 +12,7 @@
 import type {
   BeforeProviderRequestEvent,
   CacheWarmingDecisionEvent,
-  ContextEvent,
+  ContextWithSystemEvent,
   ExtensionAPI,
   ExtensionCommandContext,
   ExtensionContext,
@@ -55,8 +55,11 @@ export interface KeeperParts {
     sessionCompact(ctx: ExtensionContext): void;
     /** Commit what waits, stop the summarizer, let a running flush finish. */
     sessionShutdown(): Promise<void>;
-    /** The render (the thinking strip inside it): the messages to send, or undefined to keep them. */
-    context(event: ContextEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
+    /**
+     * The render (the thinking strip inside it) of the full transcript (`context_with_system`:
+     * Pi's system messages in place, passed through): the messages to send, or undefined to keep them.
+     */
+    context(event: ContextWithSystemEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
     /** An answer that closes the user's request starts a flush. */
     messageEnd(message: ContextMessage, ctx: ExtensionContext): void;
     /** The budget trigger. */
@@ -74,7 +77,7 @@ export interface KeeperParts {
   };
   ui: {
     /** The status line after a render, an answer, a turn end. */
-    rendered(event: ContextEvent, ctx: ExtensionContext): void;
+    rendered(event: ContextWithSystemEvent, ctx: ExtensionContext): void;
     answered(message: ContextMessage, ctx: ExtensionContext): void;
     refresh(ctx: ExtensionContext): void;
     /** The context changed without a request (session start or resume, `/tree`, a compaction): figures from a fresh render of the branch. */
@@ -168,7 +171,7 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
 
   const restore = (ctx: ExtensionContext) => {
     perform(
-      cell.step({ type: "restored", branch: ctx.sessionManager.getBranch() as unknown[], context: contextMessagesOf(ctx), key: keyParts(pi), contextTokens: ctx.getContextUsage()?.tokens ?? 0 }).effects,
+      cell.step({ type: "restored", branch: ctx.sessionManager.getBranch() as unknown[], context: contextMessagesOf(ctx), key: keyParts(pi, ctx.model), contextTokens: ctx.getContextUsage()?.tokens ?? 0 }).effects,
       ctx,
     );
   };

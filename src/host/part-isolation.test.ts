@@ -96,9 +96,9 @@ describe("each part isolated", () => {
     await r.fire("session_start", { reason: "startup" });
     r.throwing.add("getSessionFile");
     const before = r.statuses.length;
-    expect(await r.fire("context", { messages })).toBeUndefined();
-    expect(await r.fire("context", { messages })).toBeUndefined();
-    expect(faultsIn(r.notices)).toEqual([expect.stringContaining("pruning failed at context (getSessionFile broke)")]);
+    expect(await r.fire("context_with_system", { messages })).toBeUndefined();
+    expect(await r.fire("context_with_system", { messages })).toBeUndefined();
+    expect(faultsIn(r.notices)).toEqual([expect.stringContaining("pruning failed at context_with_system (getSessionFile broke)")]);
     expect(r.statuses.length).toBe(before + 2);
   });
 
@@ -107,8 +107,8 @@ describe("each part isolated", () => {
     await r.fire("session_start", { reason: "startup" });
     // `api` is read by the thinking strip alone (which APIs keep their reasoning).
     const odd = messages.map((m, i) => (i === 1 ? Object.defineProperty({ ...m }, "api", { get: () => { throw new Error("api unreadable"); } }) : m)) as ContextMessage[];
-    const first = (await r.fire("context", { messages: odd })) as { messages: ContextMessage[] } | undefined;
-    await r.fire("context", { messages: odd });
+    const first = (await r.fire("context_with_system", { messages: odd })) as { messages: ContextMessage[] } | undefined;
+    await r.fire("context_with_system", { messages: odd });
     expect(faultsIn(r.notices)).toEqual([expect.stringContaining("thinking failed at context (api unreadable)")]);
     expect(first?.messages ?? odd).toHaveLength(odd.length);
   });
@@ -116,7 +116,7 @@ describe("each part isolated", () => {
   test("cache: its request step throws; the cold re-plan the render adopted is still committed", async () => {
     const r = registered();
     await r.fire("session_start", { reason: "startup" });
-    const out = (await r.fire("context", { messages })) as { messages: ContextMessage[] } | undefined;
+    const out = (await r.fire("context_with_system", { messages })) as { messages: ContextMessage[] } | undefined;
     expect(out).toBeDefined(); // the cold re-plan stripped old thinking
     r.throwing.add("getActiveTools");
     expect(await r.fire("before_provider_request", { payload: { model: "x", messages: [] } })).toBeUndefined();

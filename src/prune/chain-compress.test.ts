@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { chainCompress } from "./chain-compress.ts";
+import { chainCompress, chainMessage } from "./chain-compress.ts";
 import { findClosedChains } from "./chains.ts";
 import { pairToolCalls } from "./occurrence.ts";
 import type { CompressedChain } from "../state/schema.ts";
@@ -68,6 +68,16 @@ describe("chainCompress", () => {
     for (let i = 3; i < out.length; i++) expect(out[i]).toBe(msgs[i + 4]);
     // idempotent: the chain is no longer there to find
     expect(chainCompress(out, { state: stateWith({ chains: [chain1] }), config })).toBe(out);
+  });
+
+  test("a tool Pi declared mid-loop (a system message inside the chain) is found, and kept right after the summary", () => {
+    const patch = { role: "system", content: "", toolsAdded: [{ name: "late", description: "d", parameters: {} }], timestamp: 12.5 } as never;
+    const withPatch = frozen([...msgs.slice(0, 4), patch, ...msgs.slice(4)]);
+    expect(findClosedChains(withPatch, pairToolCalls(withPatch))[0]).toEqual({ promptIndex: 0, startIndex: 1, endIndex: 6, answerIndex: 7, promptsAfter: 2 });
+    const out = chainCompress(withPatch, { state: stateWith({ chains: [{ ...chain1, messageCount: 6 }] }), config });
+    expect(out.slice(0, 4)).toEqual([withPatch[0], chainMessage({ ...chain1, messageCount: 6 }), patch, withPatch[7]]);
+    expect(out[2]).toBe(patch);
+    expect(out.length).toBe(withPatch.length - 6 + 2);
   });
 
   test("a record that no longer matches exactly is left alone", () => {

@@ -2,10 +2,12 @@
  * Phase 3: closed tool chains recorded in the frontier collapse into one synthetic user
  * message carrying the chain's summaries (text fixed at the flush). The prompt before the
  * chain and the final text answer after it are kept; the tool-use assistants and their
- * results in between are dropped. A recorded chain whose range no longer matches
+ * results in between are dropped. A system message inside the chain (a prompt section or a
+ * tool Pi declared mid-loop) is kept, right after the summary: what it declares holds for the
+ * rest of the session. A recorded chain whose range no longer matches
  * exactly (different length, end timestamp, or not self-contained) is left alone.
  */
-import { type ContextMessage, type UserMessage, timestampOf } from "../session/messages.ts";
+import { type ContextMessage, isSystemMessage, type UserMessage, timestampOf } from "../session/messages.ts";
 import type { CompressedChain } from "../state/schema.ts";
 import { isCollapsibleRange } from "./chains.ts";
 import { currentLoopStart, pairToolCalls } from "./occurrence.ts";
@@ -46,6 +48,7 @@ export const chainCompress: RenderPhase = (messages, { state, pairing: known }) 
     if (r.start < next) continue; // overlapping records: the earlier one wins
     for (let i = next; i < r.start; i++) out.push(messages[i]);
     out.push(chainMessage(r.chain));
+    for (let i = r.start; i <= r.end; i++) if (isSystemMessage(messages[i])) out.push(messages[i]);
     next = r.end + 1;
   }
   for (let i = next; i < messages.length; i++) out.push(messages[i]);

@@ -8,12 +8,14 @@
  *
  * Compression keeps the prompt and the final answer and replaces the chain with one
  * synthetic user message. A range is collapsible only when it is self-contained: every
- * member is an assistant with tool calls or a toolResult, every result answers a call
- * inside the range and every replayed call is answered inside it.
+ * member is an assistant with tool calls, a toolResult or a system message (a prompt or tool
+ * patch Pi appended mid-loop, which the collapse keeps after the summary), every result
+ * answers a call inside the range and every replayed call is answered inside it.
  */
 import {
   type ContextMessage,
   isAssistant,
+  isSystemMessage,
   isToolResult,
   isUser,
   toolCallsOf,
@@ -42,14 +44,10 @@ function isTextAnswer(m: ContextMessage): boolean {
   );
 }
 
-function isSystem(m: ContextMessage): boolean {
-  return (m as { role?: string }).role === "system";
-}
-
 /**
- * Whether messages[start..end] can be replaced by one message: members are tool-use
- * assistants or results, pairing is closed inside the range, a text-only answer follows,
- * and a user message comes later (the cycle is closed).
+ * Whether messages[start..end] can be replaced by one message (and the system messages among
+ * them): members are tool-use assistants, results or system messages, pairing is closed inside
+ * the range, a text-only answer follows, and a user message comes later (the cycle is closed).
  */
 export function isCollapsibleRange(messages: readonly ContextMessage[], start: number, end: number, pairing: Pairing): boolean {
   if (start < 0 || end < start || end + 1 >= messages.length) return false;
@@ -61,7 +59,8 @@ export function isCollapsibleRange(messages: readonly ContextMessage[], start: n
       // Every result answers a call inside the range.
       const call = pairing.callByResultIndex.get(i);
       if (call === undefined || call.assistantIndex < start || call.assistantIndex > end) return false;
-    } else if (!(isAssistant(m) && toolCallsOf(m).length > 0)) return false;
+    } else if (isSystemMessage(m)) continue; // a prompt or tool patch Pi appended mid-loop: kept by the collapse
+    else if (!(isAssistant(m) && toolCallsOf(m).length > 0)) return false;
   }
   // Every replayed call inside the range is answered inside it.
   for (let k = firstCallAtOrAfter(pairing, start); k < pairing.calls.length && pairing.calls[k].assistantIndex <= end; k++) {
@@ -85,7 +84,7 @@ export function findClosedChains(messages: readonly ContextMessage[], pairing: P
     const nextPrompt = userIndices[k + 1];
     // The final answer: the last message of the cycle apart from system messages.
     let answerIndex = nextPrompt - 1;
-    while (answerIndex > promptIndex && isSystem(messages[answerIndex])) answerIndex--;
+    while (answerIndex > promptIndex && isSystemMessage(messages[answerIndex])) answerIndex--;
     if (answerIndex <= promptIndex || !isTextAnswer(messages[answerIndex])) continue;
     let startIndex = -1;
     for (let i = promptIndex + 1; i < answerIndex; i++) {

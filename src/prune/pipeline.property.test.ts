@@ -43,6 +43,19 @@ describe("render pipeline properties", () => {
     );
   });
 
+  test("keeps Pi's system messages (prompt and tool patches): the very objects, in their order, the leading one first", () => {
+    fc.assert(
+      fc.property(scenario, ({ input, state }) => {
+        const out = render(input, state);
+        const system = (ms: readonly ContextMessage[]) => ms.filter((m) => (m as { role?: string }).role === "system");
+        expect(system(out)).toEqual(system(input));
+        system(out).forEach((m, i) => expect(m).toBe(system(input)[i]!));
+        if ((input[0] as { role?: string } | undefined)?.role === "system") expect(out[0]).toBe(input[0]);
+      }),
+      RUNS,
+    );
+  });
+
   test("never alters the current tool loop's assistant messages; its results change only into their persisted stubs", () => {
     fc.assert(
       fc.property(scenario, ({ input, state, session }) => {

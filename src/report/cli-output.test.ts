@@ -136,6 +136,9 @@ describe("tables", () => {
     expect(s).toContain("you paid $12.40; with the keeper ≈ $6.25 (≈ $6.15 saved, 50%); the replay of what you paid: $12.50");
     expect(s).toContain("gpt-5.5 (10 req; OpenAI: automatic prefix caching; $5/$30 in/out, read $0.5 per M, pi-ai registry)");
     expect(s).toMatch(/^keeper\s.*0\.512/m);
+    expect(s).not.toContain("reasoning dropped");
+    const dropped = sessionTable({ ...session(4, [arm("bare", {})]), reasoning_dropped: { requests: 31, blocks: 4, reasons: ["prefix_mismatch"] } });
+    expect(dropped).toContain("reasoning dropped by the provider (recorded): 4 thinking blocks on 31 requests (prefix_mismatch)");
     expect(compactNumber(1_234_567)).toBe("1.23M");
     expect(compactNumber(45_678)).toBe("45.7k");
   });

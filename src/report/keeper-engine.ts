@@ -27,6 +27,7 @@
 import { ruleTtlMs } from "../cache/cache-rules.ts";
 import type { CostModel } from "../cache/cost-model.ts";
 import { TTL_5M_MS } from "../cache/pricing.ts";
+import { toolsKeyDigest, transcriptToolNames } from "../cache/tool-changes.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import type { CacheKeySnapshot } from "../discipline/cold-cache.ts";
 import { observedLossesInHistory } from "../discipline/observed-loss.ts";
@@ -54,7 +55,7 @@ export interface KeeperRequestInfo {
 }
 
 export interface KeeperReplayRequest {
-  /** The context Pi built for the request (what the `context` hook receives). */
+  /** The context Pi built for the request (what the render receives: Pi's system messages included). */
   messages: ContextMessage[];
   requestIndex: number;
   info: KeeperRequestInfo;
@@ -153,9 +154,11 @@ function modelOf(info: KeeperRequestInfo): { provider: string; id: string; api: 
 }
 
 /** The cache key of a request as far as the recording knows it (tools are not recorded). */
-function keyOf(state: KeeperReplayState, info: KeeperRequestInfo): CacheKeySnapshot {
+function keyOf(state: KeeperReplayState, info: KeeperRequestInfo, messages: readonly ContextMessage[] | undefined): CacheKeySnapshot {
   const thinkingLevel = info.thinkingLevel ?? state.previousThinkingLevel ?? "";
-  return { at: info.timestamp, model: info.model, thinkingLevel, toolsDigest: "" };
+  // The tools the recorded transcript declares, as the live host reads Pi's active tools (a change keys the cache only where it rewrites it).
+  const toolsDigest = toolsKeyDigest(info.costModel?.toolChangesInPlace === true, transcriptToolNames(messages ?? []));
+  return { at: info.timestamp, model: info.model, thinkingLevel, toolsDigest };
 }
 
 /** Entry lifetime under the request model's cache rule (default retention; Anthropic's 5 minutes when unknown). */
@@ -165,7 +168,7 @@ function ttlMsOf(info: KeeperRequestInfo): number {
 
 /** Cache facts at a request, from the engine's ledger and what only the recording knows. */
 export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplayRequest, contextWindow: number): DisciplineFacts {
-  const current = keyOf(state, request.info);
+  const current = keyOf(state, request.info, request.messages);
   const ledger = state.engine.ledger;
   // A level the recording did not know at the previous request is never a change.
   const last = ledger.lastKey && state.previousThinkingLevel === undefined ? { ...ledger.lastKey, thinkingLevel: current.thinkingLevel } : ledger.lastKey;
@@ -348,7 +351,7 @@ export function stepKeeperSeam(
 ): { state: KeeperReplayState; body: WireRequestBody } {
   if (!deps.config.enabled) return { state, body };
   const settings = engineSettings(deps);
-  const out = step(state.engine, { type: "before-request", payload: body, key: keyOf(state, info), settings, model: { api: info.api, id: info.model } });
+  const out = step(state.engine, { type: "before-request", payload: body, key: keyOf(state, info, state.lastContext), settings, model: { api: info.api, id: info.model } });
   // The request is built: the cold re-plans its render adopted are committed (no spill files in a replay).
   const built = step(out.state, { type: "request-built" });
   return { state: { ...state, engine: built.state }, body: out.request?.body ?? body };

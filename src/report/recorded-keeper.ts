@@ -14,6 +14,7 @@
  * is the flush entry without summaries that closes the branch (no message after it).
  * Render-time settings are the defaults (the recording does not hold them).
  */
+import { toolsKeyDigest, transcriptToolNames } from "../cache/tool-changes.ts";
 import type { WireRequestBody } from "../cache/wire-types.ts";
 import { initialEngineState, keeperRender, step, type EngineState } from "../engine/index.ts";
 import { liveOccurrenceKeys } from "../prune/occurrence.ts";
@@ -103,16 +104,23 @@ export function recordedKeeperRun(recording: ReadRecording, options: { outputPri
   };
 
   let sent: KeeperState | undefined;
+  let sentMessages: readonly unknown[] = [];
   return {
     transformContext(messages, requestIndex, info) {
       const state = stateAt(messages as ContextMessage[], requestIndex, info);
       sent = state;
+      sentMessages = messages;
       return keeperRender({ messages: messages as ContextMessage[], state, settings, model: { provider: info.provider, id: info.model, api: info.api } });
     },
     transformBody(body: WireRequestBody, _requestIndex: number, info: KeeperRequestInfo): WireRequestBody {
       // The engine's send reads the keeper's frontier (the seam): hand it the state this request rendered with.
       if (sent) engine = step(engine, { type: "recorded-state", keeper: sent }).state;
-      const key = { at: info.timestamp, model: info.model, thinkingLevel: info.thinkingLevel ?? "", toolsDigest: "" };
+      const key = {
+        at: info.timestamp,
+        model: info.model,
+        thinkingLevel: info.thinkingLevel ?? "",
+        toolsDigest: toolsKeyDigest(info.costModel?.toolChangesInPlace === true, transcriptToolNames(sentMessages)),
+      };
       const out = step(engine, {
         type: "before-request",
         payload: body,

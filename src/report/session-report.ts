@@ -20,6 +20,7 @@
 import type { ModelRef } from "../cache/cache-rules.ts";
 import { costModelFor, type CostModel } from "../cache/cost-model.ts";
 import type { FlatBytesMemo } from "../cache/flatten.ts";
+import { emptyReasoningDropTally, tallyReasoningDrop } from "../cache/reasoning-drops.ts";
 import type { Arm, ArmRunTotals, ArmStartOptions } from "./arms.ts";
 import { armReport, mainRef, seriesOf } from "./arm-report.ts";
 import { recordedKeeperRun } from "./recorded-keeper.ts";
@@ -82,6 +83,12 @@ export interface SessionReport {
   skipped: { unbilled: number };
   diagnostics: SessionDiagnostic[];
   arms: Record<string, ArmReport>;
+  /**
+   * Reasoning the provider dropped from the recorded requests, from Pi's diagnostics on the
+   * assistant messages (reasoning-drops.ts: managed-effort Claude models, GPT-6.2+); absent when
+   * none was reported. What was paid only: the arms' replays do not simulate it.
+   */
+  reasoning_dropped?: { requests: number; blocks: number; reasons: string[] };
 }
 
 /**
@@ -259,6 +266,10 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
     series[arm.name] = seriesOf(result.analysis);
   }
   const diagnostics = [...(versionNote ? [versionNote] : []), ...(first ? armDiagnostics : recorded.diagnostics)];
+  // What the provider dropped, from Pi's diagnostics; decided anew at a request whose earlier
+  // history changed (where the replay of what was sent diverges from the request before).
+  const rewritten = new Set(first ? first.requests.filter((q, i) => first!.analysis[i]?.divergence !== undefined).map((q) => q.entryId) : []);
+  const drops = recorded.points.points.reduce((t, p) => tallyReasoningDrop(t, p.assistant, { rewritten: rewritten.has(p.entryId) }), emptyReasoningDropTally());
   const paid = perRequest.paid.reduce((n, x) => n + x, 0) + (recordedArm === "keeper" ? recording.summarizerUsd : 0);
   const bareUsd = reports.bare?.usd_total ?? 0;
   const keeperUsd = reports.keeper?.usd_total ?? null;
@@ -284,6 +295,7 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
       skipped: first?.skipped ?? { unbilled: 0 },
       diagnostics,
       arms: reports,
+      ...(drops.requests > 0 ? { reasoning_dropped: { requests: drops.requests, blocks: drops.blocksLost, reasons: drops.reasons } } : {}),
     },
     series,
     requests: perRequest,

@@ -109,6 +109,14 @@ function modelsLine(report: SessionReport): string {
   return `\nmodels: ${report.models.map(one).join("; ")}`;
 }
 
+/** The reasoning the provider dropped from the recorded requests (Pi's diagnostics), when any. */
+function reasoningLine(report: SessionReport): string {
+  const r = report.reasoning_dropped;
+  if (!r) return "";
+  const why = r.reasons.length > 0 ? ` (${r.reasons.join(", ")})` : "";
+  return `\nreasoning dropped by the provider (recorded): ${r.blocks} thinking block${r.blocks === 1 ? "" : "s"} on ${r.requests} request${r.requests === 1 ? "" : "s"}${why}`;
+}
+
 export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
@@ -136,7 +144,8 @@ export function sessionTable(report: SessionReport): string {
     `${report.requests} requests, ${report.user_prompts} user prompts, model ${report.model || "?"}; ` +
     `${moneyLine(report)}; the replay of what you paid: ${usd(report.money.replayed_paid_usd)}\n` +
     `${calibrationLine(report)}; ${report.external_invalidations} external cache invalidations replayed` +
-    modelsLine(report);
+    modelsLine(report) +
+    reasoningLine(report);
   return `${title}\n${formatTable(SESSION_HEADER, rows)}`;
 }
 

@@ -1,5 +1,6 @@
 /**
- * Typed helpers over the messages Pi hands to the `context` hook.
+ * Typed helpers over the messages Pi hands to the render (`context_with_system`: its system
+ * messages included).
  *
  * Only type imports from Pi's packages: this module (and everything in the pure core)
  * never loads Pi's runtime.
@@ -30,6 +31,20 @@ export function isToolResult(m: ContextMessage): m is ToolResultMessage {
 
 export function isUser(m: ContextMessage): m is UserMessage {
   return (m as { role?: string }).role === "user";
+}
+
+/** Pi's prompt and tool declarations in the transcript (the leading one, and the patches appended mid-conversation). */
+export function isSystemMessage(m: ContextMessage): boolean {
+  return (m as { role?: string }).role === "system";
+}
+
+/**
+ * A message's timestamp as a position in history, for walks that stop at the first message past a
+ * persisted timestamp: none for Pi's system messages (the leading one is stamped when the first
+ * request is built, a millisecond or so after the first prompt; they follow their predecessor).
+ */
+export function positionTimestampOf(m: ContextMessage): number | undefined {
+  return isSystemMessage(m) ? undefined : timestampOf(m);
 }
 
 export function toolCallsOf(m: ContextMessage): ToolCall[] {

@@ -6,6 +6,7 @@
  * cause and cost. Every count comes from the one tally (`rewrite-tally.ts`); the list is the
  * newest of those same rewrites, so the two never disagree. Pure text.
  */
+import type { ReasoningDropTally } from "../cache/reasoning-drops.ts";
 import type { RewriteTally } from "../discipline/rewrite-tally.ts";
 import type { BustAttribution, BustCause, RequestFingerprint } from "../discipline/schema.ts";
 
@@ -16,6 +17,10 @@ export interface CacheViewInput {
   tally: RewriteTally;
   /** `stats.rewritesCaused` of the session (persisted, so it spans restarts). */
   sessionRewrites: number;
+  /** Reasoning the provider dropped (Pi's diagnostics), when the wire log counted it. */
+  reasoning?: ReasoningDropTally;
+  /** Pi's cache-warming decisions and this extension's vote on them. */
+  warming?: { asked: number; stoppedForRewrite: number; stoppedForCompaction: number };
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
@@ -50,6 +55,29 @@ export function rewriteReconciliation(input: CacheViewInput): string | undefined
   if (t.pending) parts.push(`${t.pending} not sent yet (takes effect at the next request)`);
   if (before) parts.push(`${before} before Pi loaded this session (not tracked here)`);
   return `This extension changed history already sent ${times(input.sessionRewrites)} in this session (as /keeper stats counts): ${parts.join("; ")}.`;
+}
+
+/** What the provider reported dropping of the model's reasoning (managed-effort Claude, GPT-6.2+), or undefined when nothing was. */
+export function reasoningDropLine(input: Pick<CacheViewInput, "reasoning">): string | undefined {
+  const r = input.reasoning;
+  if (!r || r.requests === 0) return undefined;
+  return (
+    `Reasoning: the provider dropped ${plural(r.blocksLost, "thinking block")} the model had written, reported on ${plural(r.requests, "request")} — ` +
+    `${r.afterKeeperRewrite} after this extension changed earlier history (counted as a cost when it decided to), ${r.blocksLost - r.afterKeeperRewrite} for other reasons.`
+  );
+}
+
+/** Pi's own cache warming and this extension's vote, or undefined when Pi never offered to warm. */
+export function warmingLine(input: Pick<CacheViewInput, "warming">): string | undefined {
+  const w = input.warming;
+  if (!w || w.asked === 0) return undefined;
+  const stopped = Math.min(w.asked, w.stoppedForRewrite + w.stoppedForCompaction);
+  if (stopped === 0) return `Cache warming: Pi was about to refresh the cached prefix ${times(w.asked)}; this extension let every refresh go.`;
+  const why = [
+    ...(w.stoppedForRewrite ? [`${w.stoppedForRewrite} because a rewrite of history it had decided would discard most of the warmed prefix`] : []),
+    ...(w.stoppedForCompaction ? [`${w.stoppedForCompaction} because a compaction was about to apply`] : []),
+  ];
+  return `Cache warming: Pi was about to refresh the cached prefix ${times(w.asked)}; this extension stopped ${stopped} of them — ${why.join(", ")}.`;
 }
 
 const CAUSE_WORDS: Record<BustCause, string> = {
@@ -93,13 +121,18 @@ export function bustLines(input: Pick<CacheViewInput, "busts" | "tally">, show =
 
 export function formatCacheDetail(input: CacheViewInput): string {
   const last = input.fingerprints[input.fingerprints.length - 1];
-  return [...(last === undefined ? ["No request seen yet."] : layerLines(last)), ...bustLines(input)].join("\n");
+  const reasons = input.reasoning && input.reasoning.reasons.length > 0 ? [`Reasoning dropped, as the provider gave the reason: ${input.reasoning.reasons.join(", ")}.`] : [];
+  return [...(last === undefined ? ["No request seen yet."] : layerLines(last)), ...bustLines(input), ...reasons].join("\n");
 }
 
 export function formatCacheView(input: CacheViewInput, options: { detail?: boolean } = {}): string {
   const lines = [cacheSummary(input)];
   const reconciled = rewriteReconciliation(input);
   if (reconciled) lines.push(reconciled);
+  const reasoning = reasoningDropLine(input);
+  if (reasoning) lines.push(reasoning);
+  const warming = warmingLine(input);
+  if (warming) lines.push(warming);
   if (options.detail) lines.push("", formatCacheDetail(input));
   else if (input.tally.requests > 0) lines.push("/keeper cache --detail shows each rewrite with its cause and cost, and how the last request was built.");
   return lines.join("\n");

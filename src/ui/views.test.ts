@@ -99,6 +99,32 @@ describe("/keeper why: one plain sentence first", () => {
   });
 });
 
+describe("/keeper why: reasoning a rewrite would drop", () => {
+  const entry = (decision: ReturnType<typeof priceFlush>) => appendGateDecision(emptyGateDecisionLog(), { at: 120_000, label: "flush 4 (cold)", mutationIds: ["stub:a"], position: 3, decision });
+  test("a cold cache whose rewrite would drop later thinking: waited, and why in words", () => {
+    const text = formatWhyView(entry(priceFlush({ tokensRemoved: 800, rewrittenTokens: 60_000, expectedRequests: 5, cacheCold: true, reasoningDropped: 4_000 })));
+    expect(text.split("\n")[0]).toContain("the cache was cold, but the change would make the provider drop ≈ 4,000 tokens of the model's later thinking (the price of ≈ 20,000 input tokens)");
+    const detail = formatWhyView(entry(priceFlush({ tokensRemoved: 800, rewrittenTokens: 60_000, expectedRequests: 5, cacheCold: true, reasoningDropped: 4_000 })), { detail: true });
+    expect(detail).toContain("thinking dropped = 4,000 tokens of the model's later thinking (reasoning bound to its prefix) × output 5.000 = 20,000");
+    expect(detail).toContain("waited: the cache was cold, but the saving ≈");
+  });
+  test("no reasoning term on other models: no line about it", () => {
+    expect(formatWhyView(entry(priceFlush({ tokensRemoved: 800, rewrittenTokens: 60_000, expectedRequests: 5 })))).not.toContain("thinking");
+  });
+});
+
+describe("/keeper cache: reasoning the provider dropped", () => {
+  test("a line only when Pi's diagnostics reported a drop; the blocks lost after this extension's rewrite apart", () => {
+    const base = { fingerprints: [], busts: [], tally: emptyRewriteTally(), sessionRewrites: 0 };
+    expect(formatCacheView(base)).not.toContain("Reasoning:");
+    const reasoning = { requests: 3, blocksLost: 4, afterKeeperRewrite: 3, lastBlocks: 4, reasons: ["prefix_mismatch"] };
+    expect(formatCacheView({ ...base, reasoning })).toContain(
+      "Reasoning: the provider dropped 4 thinking blocks the model had written, reported on 3 requests — 3 after this extension changed earlier history (counted as a cost when it decided to), 1 for other reasons.",
+    );
+    expect(formatCacheView({ ...base, reasoning }, { detail: true })).toContain("Reasoning dropped, as the provider gave the reason: prefix_mismatch.");
+  });
+});
+
 const bust = (cause: BustAttribution["cause"], cost: number): BustAttribution => ({ at: 60_000, cause, layer: cause === "none" ? "none" : "tail", rewrittenTokens: cost, estimatedCost: cost, detail: cause });
 
 describe("/keeper cache agrees with the stats' rewrites", () => {

@@ -37,6 +37,11 @@ function chanceNote(n: GateNumbers): string {
   return p >= 0.0005 && p < 1 ? `, counting a ${pct(p)} chance the cache is lost anyway` : "";
 }
 
+/** " and the ≈ N tokens of later thinking the provider drops (≈ C)" on models whose reasoning is bound to its prefix. */
+function reasoningNote(n: GateNumbers): string {
+  return n.reasoningDropped ? ` plus the ≈ ${int(n.reasoningDropped)} tokens of the model's later thinking the provider drops (≈ ${int(n.reasoningCost ?? 0)})` : "";
+}
+
 function sentence(e: GateLogEntry): string {
   const n = e.decision.numbers;
   const what = plainFlushLabel(e.label);
@@ -44,6 +49,8 @@ function sentence(e: GateLogEntry): string {
     case "nothing-removed":
       return `Last decision (${what}): nothing to remove, so history was left as it was.`;
     case "cold-cache":
+      if (!e.decision.apply && n.reasoningCost)
+        return `Last decision (${what}): history left as it is — the cache was cold, but the change would make the provider drop ≈ ${int(n.reasoningDropped ?? 0)} tokens of the model's later thinking (the price of ≈ ${int(n.reasoningCost)} input tokens), more than removing ≈ ${int(n.tokensRemoved)} tokens saves.`;
       if (!e.decision.apply) return `Last decision (${what}): history left as it is — the cache was cold, but removing ≈ ${int(n.tokensRemoved)} tokens would not pay.`;
       return `Last decision (${what}): history changed, for free — the prompt cache had already expired; it removes ≈ ${int(n.tokensRemoved)} tokens from every later request.`;
     case "forced":
@@ -51,12 +58,12 @@ function sentence(e: GateLogEntry): string {
     case "pays":
       return (
         `Last decision (${what}): history changed — removing ≈ ${int(n.tokensRemoved)} tokens saves the price of ≈ ${int(n.saving)} input tokens, ` +
-        `more than re-writing ${int(n.rewrittenTokens)} cached tokens costs (≈ ${int(n.rewriteCost)}${chanceNote(n)}).`
+        `more than re-writing ${int(n.rewrittenTokens)} cached tokens costs (≈ ${int(n.rewriteCost)}${chanceNote(n)})${reasoningNote(n)}.`
       );
     case "defers":
       return (
         `Last decision (${what}): history left as it is for now — removing ≈ ${int(n.tokensRemoved)} tokens would save the price of ≈ ${int(n.saving)} input tokens, ` +
-        `less than re-writing ${int(n.rewrittenTokens)} cached tokens costs (≈ ${int(n.rewriteCost)}${chanceNote(n)}); it applies once the cache expires or the saving grows.`
+        `less than re-writing ${int(n.rewrittenTokens)} cached tokens costs (≈ ${int(n.rewriteCost)}${chanceNote(n)})${reasoningNote(n)}; it applies once the cache expires or the saving grows.`
       );
   }
 }
@@ -91,7 +98,11 @@ export function arithmeticLines(n: GateNumbers): string[] {
     `per token: this request ${pct(p)} × write + ${pct(1 - p)} × read; each later one ${pct(later)} × write + ${pct(1 - later)} × read ` +
     `(${dec(n.expectedRequests, 2)} requests expected to read it, this one included)`;
   const relief = `relief: context ${dec(n.usage * 100, 0)}% full, pressure ${dec(n.pressure, 2)} (a compaction put off by what is removed)`;
-  return [rewrite, saving, units, relief];
+  const reasoning =
+    n.reasoningDropped === undefined
+      ? []
+      : [`thinking dropped = ${int(n.reasoningDropped)} tokens of the model's later thinking (reasoning bound to its prefix) × output ${dec((n.reasoningCost ?? 0) / Math.max(1, n.reasoningDropped), 3)} = ${int(n.reasoningCost ?? 0)}`];
+  return [rewrite, saving, units, relief, ...reasoning];
 }
 
 function verdictOf(e: GateLogEntry): string {
@@ -103,9 +114,12 @@ function verdictOf(e: GateLogEntry): string {
     case "forced":
       return `applied: history is re-written from here anyway; ${e.mutationIds.length} change(s) ride along`;
     case "cold-cache":
-      return d.apply ? `applied: the cache was cold, so the rewrite was free; saves ≈ ${int(n.saving)}` : `waited: the cache was cold, but the saving ≈ ${int(n.saving)} is too small`;
-    default:
-      return d.apply ? `applied: saving ≈ ${int(n.saving)} > rewrite ≈ ${int(n.rewriteCost)}` : `waited: saving ≈ ${int(n.saving)} ≤ rewrite ≈ ${int(n.rewriteCost)}`;
+      if (d.apply) return `applied: the cache was cold, so the rewrite was free; saves ≈ ${int(n.saving)}`;
+      return n.reasoningCost ? `waited: the cache was cold, but the saving ≈ ${int(n.saving)} does not cover the thinking it drops ≈ ${int(n.reasoningCost)}` : `waited: the cache was cold, but the saving ≈ ${int(n.saving)} is too small`;
+    default: {
+      const cost = n.reasoningCost ? `rewrite ≈ ${int(n.rewriteCost)} + thinking dropped ≈ ${int(n.reasoningCost)}` : `rewrite ≈ ${int(n.rewriteCost)}`;
+      return d.apply ? `applied: saving ≈ ${int(n.saving)} > ${cost}` : `waited: saving ≈ ${int(n.saving)} ≤ ${cost}`;
+    }
   }
 }
 

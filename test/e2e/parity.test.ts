@@ -31,7 +31,8 @@ import { createKeeperReplayEngine } from "../../src/report/keeper-engine.ts";
 import { replaySession, type ReplayResult } from "../../src/report/replay.ts";
 import { replaySummarizer } from "../../src/report/replay-summaries.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings/parse.ts";
-import { createPiWorkspace, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
+import { join } from "node:path";
+import { createPiWorkspace, REPO_ROOT, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
 import { withoutCacheControl } from "./support/wire-checks.ts";
 
@@ -104,10 +105,15 @@ function rankRefTimestamps(texts: string[]): string[] {
   return texts.map((t) => t.replace(REF, (_all, ts: string) => `@t${rank.get(Number(ts))}#`));
 }
 
-/** Per request, the live run's messages and the replay's, each run's ref timestamps by rank; the requests that differ. */
-function historiesOf(live: PiRunResult, replay: ReplayResult): { sent: string[]; replayed: string[]; differing: number[] } {
-  const sent = rankRefTimestamps(live.mainRequests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
-  const replayed = rankRefTimestamps(replay.requests.map((r) => JSON.stringify(withoutCacheControl(r.body.messages))));
+/**
+ * Per request, the live run's messages and the replay's, each run's ref timestamps by rank; the
+ * requests that differ. `conversation`: system messages left out on both sides (Pi's tool
+ * patches go on the wire as `tool_addition` blocks, which the report's serializer leaves out).
+ */
+function historiesOf(live: PiRunResult, replay: ReplayResult, o: { conversation?: boolean } = {}): { sent: string[]; replayed: string[]; differing: number[] } {
+  const shown = <M extends { role: string }>(ms: M[]) => (o.conversation ? ms.filter((m) => m.role !== "system") : ms);
+  const sent = rankRefTimestamps(live.mainRequests.map((r) => JSON.stringify(withoutCacheControl(shown(r.body.messages)))));
+  const replayed = rankRefTimestamps(replay.requests.map((r) => JSON.stringify(withoutCacheControl(shown(r.body.messages)))));
   return { sent, replayed, differing: sent.flatMap((text, i) => (text === replayed[i] ? [] : [i])) };
 }
 
@@ -184,6 +190,42 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     expect(chars(live)).toBeLessThan(chars(bare));
     expect(differing).toEqual([]);
     console.log(`[parity] compaction: ${replay.requests.length} requests, 0 differ`);
+  }, 400_000);
+
+  // A tool Pi declares mid-loop (test/support/late-tool/) on a model that takes it in place: the
+  // live keeper renders the transcript with Pi's system messages where they are
+  // (`context_with_system`), as the replay reads them from the recording; the chain the patch
+  // sits in collapses in both, the patch kept after its summary.
+  test("a tool added inside a tool loop, kept in place: the same history per request", async () => {
+    const workspace = createPiWorkspace(scenario.files);
+    workspaces.push(workspace);
+    const common = {
+      prompts: scenario.prompts,
+      script: scenario.steps,
+      mode: "rpc" as const,
+      workspace,
+      model: { id: "claude-opus-4-8", contextWindow: 1_000_000 },
+      compat: { supportsMidConvoSystemMessages: true, supportsMidConvoToolChanges: true },
+      args: ["-e", join(REPO_ROOT, "test/support/late-tool/index.ts")],
+      env: { PI_LATE_TOOL_AT: "2", PI_LATE_TOOL_WHEN: "loop" },
+      serverOptions: { idNonce: "same" },
+    };
+    const bare = await runPi({ ...common, extension: false });
+    const live = await runPi({ ...common, contextKeeper: TIMELESS as Record<string, unknown> });
+    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+    const patched = (r: PiRunResult["mainRequests"][number]) => r.body.messages.some((m) => m.role === "system");
+    const from = live.mainRequests.findIndex(patched);
+    expect(from).toBeGreaterThan(0);
+    expect(live.mainRequests.slice(from).every(patched)).toBe(true);
+    const replay = replayKeeper(bare, TIMELESS);
+    expect(replay.requests.length).toBe(live.mainRequests.length);
+    const { sent, replayed, differing } = historiesOf(live, replay, { conversation: true });
+    if (differing.length > 0) console.log(`[parity] late tool: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+    expect(differing).toEqual([]);
+    // The chain the patch sits in was collapsed (the last request shows every earlier chain's summary).
+    const summaries = (JSON.stringify(live.mainRequests.at(-1)!.body.messages).match(/compressed tool chain/g) ?? []).length;
+    expect(summaries).toBe(scenario.prompts.length - 1);
+    console.log(`[parity] late tool: ${replay.requests.length} requests, 0 differ (patch in place from request ${from}), ${summaries} chains collapsed`);
   }, 400_000);
 
   // A tight budget fires inside the loops. The provider counts a message block as Pi estimates a

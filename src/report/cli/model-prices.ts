@@ -16,6 +16,7 @@ interface RegistryRow {
   api?: string;
   cost?: RegistryCost;
   promptCache?: { short?: number; long?: number };
+  compat?: unknown;
 }
 
 /** `dataDir`: pi-ai's bundled model data, found where pi-ai resolves (a clone, a global install, npx's folder). */
@@ -52,6 +53,13 @@ export function registryCostModels(dataDir = piAiModelDataDir()): (ref: ModelRef
       row = same.find((r) => r.api === ref.api) ?? same[0];
       if (row) break;
     }
-    return costModelFor({ ref, ...(row?.cost ? { registryCost: row.cost } : {}), ...(row?.promptCache ? { promptCache: row.promptCache } : {}) });
+    // The row's compat only for the very model (a sibling provider's row prices the id, nothing more).
+    const own = row !== undefined && rowsOf(ref.provider).includes(row);
+    return costModelFor({
+      ref,
+      ...(row?.cost ? { registryCost: row.cost } : {}),
+      ...(row?.promptCache ? { promptCache: row.promptCache } : {}),
+      ...(own && row?.compat ? { compat: row.compat } : {}),
+    });
   };
 }

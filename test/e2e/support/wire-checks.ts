@@ -1,4 +1,5 @@
-/** Shared checks for wire-level e2e tests: busts, flush points, sizes. */
+/** Shared checks for wire-level e2e tests: busts, flush points, sizes, a clean run. */
+import { expect } from "bun:test";
 import { analyzeRun, type RequestAnalysis } from "../../../src/cache/analyzer.ts";
 import type { TimedRequest, WireRequestBody } from "../../../src/cache/wire-types.ts";
 import type { RecordedRequest } from "../../support/fake-anthropic/index.ts";
@@ -38,4 +39,11 @@ export function messagesChars(r: RecordedRequest): number {
 
 export function withoutCacheControl<T>(value: T): T {
   return JSON.parse(JSON.stringify(value, (k, v) => (k === "cache_control" ? undefined : v))) as T;
+}
+
+/** A run in which every request was answered, no extension reported an error and every scripted main step was requested. */
+export function expectCleanRun(r: { requests: RecordedRequest[]; mainRequests: RecordedRequest[]; records: Array<{ type: string }> }, mainSteps: number): void {
+  expect(r.requests.filter((q) => q.status !== 200).map((q) => `${q.status} ${q.errorMessage}`)).toEqual([]);
+  expect(r.records.filter((x) => x.type === "extension_error")).toEqual([]);
+  expect(r.mainRequests).toHaveLength(mainSteps);
 }

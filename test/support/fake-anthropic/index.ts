@@ -8,3 +8,4 @@ export { planUsage, tokensOfText, type CacheEntry, type CacheState, type UsagePl
 export { encodeSseEvents, errorBody } from "./sse.ts";
 export { parseSseStream, type SseEvent } from "./sse-parse.ts";
 export { createThreadStore, replyMessage, MESSAGE_THREADS_BETA, type ThreadErrorCode, type ThreadOptions, type ThreadStore, type ThreadUse } from "./threads.ts";
+export { createBindingStore, dropsMismatchedBlocks, type BindingStore, type InputTransformation } from "./binding.ts";

@@ -9,7 +9,11 @@
  *   with usage from the prefix cache model (see usage-model.ts).
  * - Thinking is emitted only when the request enables thinking; its signature is
  *   `signThinking(text)` (signature.ts), so the server can later check it came back unaltered.
+ * - With `thinking.block_binding: drop_block` (managed-effort models) a thinking block whose
+ *   earlier conversation changed is dropped and reported in `message_start`'s
+ *   `input_transformations` (binding.ts).
  */
+import { createBindingStore } from "./binding.ts";
 import { classifyRequest, PI_SUMMARIZATION_PROMPT_START, systemText } from "./classify.ts";
 import { idNonceOf, startFakeServer, type Dialect, type FakeServer, type Refusal } from "../fake-core.ts";
 import { signThinking } from "./signature.ts";
@@ -65,6 +69,7 @@ function anthropicDialect(options: FakeAnthropicOptions, threads: ThreadStore): 
   const emittedByToolId = new Map<string, EmittedResponse>();
   const cache = new Map<string, CacheEntry>();
   const uses = new WeakMap<WireRequest, ThreadUse>();
+  const binding = createBindingStore();
   let idCounter = 0;
   return {
     api: "anthropic-messages",
@@ -97,7 +102,10 @@ function anthropicDialect(options: FakeAnthropicOptions, threads: ThreadStore): 
       const outChars = (thinking?.text.length ?? 0) + (step.text?.length ?? 0) + calls.reduce((n, c) => n + JSON.stringify(c.input).length, 0);
       const usage: WireUsage = { ...plan.usage, output_tokens: Math.ceil(outChars / 4) + 1, ...step.usage };
       const stopOverride = "stopReason" in step ? step.stopReason : undefined;
+      const dropped = binding.dropped(body);
+      if (thinking) binding.bind(body, thinking.signature);
       const emitted: EmittedResponse = {
+        ...(dropped.length > 0 ? { inputTransformations: dropped } : {}),
         messageId: `msg_${id}`,
         thinking,
         text: step.text,

@@ -33,6 +33,7 @@ export function encodeSseEvents(r: EmittedResponse, model: string): string[] {
         stop_reason: null,
         stop_sequence: null,
         usage: { ...r.usage, output_tokens: 1 },
+        ...(r.inputTransformations ? { input_transformations: r.inputTransformations } : {}),
       },
     }),
   );

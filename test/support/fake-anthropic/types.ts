@@ -97,6 +97,8 @@ export type RequestClassifier = (body: WireRequest) => RequestKind;
 /** What the server streamed back for one request. */
 export type EmittedResponse = {
   messageId: string;
+  /** Thinking blocks the request carried that were dropped (block binding, binding.ts), sent in `message_start`. */
+  inputTransformations?: Array<{ type: string; path: string; reason: string }>;
   thinking?: { text: string; signature: string };
   text?: string;
   toolCalls: Array<{ id: string; name: string; input: Record<string, unknown> }>;

@@ -39,6 +39,12 @@ export interface SessionSpec {
   loop: StepSpec[];
   /** Extra loop steps appended later (the next renders of the same tool loop). */
   tail: StepSpec[];
+  /**
+   * Pi's system messages: the leading one (prompt and tools), and patches appended before a
+   * model request (a tool or prompt section added mid-session) after these steps, counted over
+   * the cycles' steps and then the loop's.
+   */
+  system: { leading: boolean; patchesAfterStep: number[] };
 }
 
 const rare = fc.integer({ min: 0, max: 9 }).map((n) => n === 0);
@@ -71,6 +77,7 @@ export const sessionSpec: fc.Arbitrary<SessionSpec> = fc.record({
   }),
   loop: fc.array(stepSpec(true), { maxLength: 3 }),
   tail: fc.array(stepSpec(true), { minLength: 1, maxLength: 2 }),
+  system: fc.record({ leading: fc.boolean(), patchesAfterStep: fc.array(fc.nat(20), { maxLength: 2 }) }),
 });
 
 class Clock {
@@ -105,17 +112,27 @@ export interface BuiltSession {
 export function buildSession(spec: SessionSpec): BuiltSession {
   const clock = new Clock();
   const history: ContextMessage[] = [];
+  const system = spec.system ?? { leading: false, patchesAfterStep: [] };
+  if (system.leading) history.push({ role: "system", content: "You are a coding agent.", toolsAdded: [{ name: "read", description: "read", parameters: {} }], timestamp: 0 } as ContextMessage);
   if (spec.compacted) {
     history.push({ role: "compactionSummary", summary: "earlier work", tokensBefore: 50_000, timestamp: clock.next() } as ContextMessage);
     for (const s of spec.keptSplitTurn) history.push(...stepMessages(s, clock));
   }
+  let step = 0;
+  /** A step's messages, then a system patch when one comes after it (Pi appends it before the next request). */
+  const stepWithPatch = (s: StepSpec): ContextMessage[] => {
+    const out = stepMessages(s, clock);
+    if (system.patchesAfterStep.includes(step++))
+      out.push({ role: "system", content: "", toolsAdded: [{ name: `late_${step}`, description: "late", parameters: {} }], timestamp: clock.next() } as ContextMessage);
+    return out;
+  };
   spec.cycles.forEach((cycle, i) => {
     history.push(user(`prompt ${i}`, clock.next()));
-    for (const s of cycle.steps) history.push(...stepMessages(s, clock));
+    for (const s of cycle.steps) history.push(...stepWithPatch(s));
     if (cycle.answered) history.push(assistant([thinking("wrap up"), text(`answer ${i}`)], clock.next()));
   });
   history.push(user("current prompt", clock.next()));
-  const loop = spec.loop.flatMap((s) => stepMessages(s, clock));
+  const loop = spec.loop.flatMap(stepWithPatch);
   const tail = spec.tail.flatMap((s) => stepMessages(s, clock));
   return { history, loop, tail };
 }
