@@ -53,7 +53,7 @@ describe("reasoning bound to its prefix", () => {
     workspaces.push(workspace);
     const server = startFakeAnthropic({ script: scenario.steps, idNonce: "same" });
     try {
-      const prompts = o.extension ? [...scenario.prompts, "/keeper cache", "/keeper why"] : scenario.prompts;
+      const prompts = o.extension ? [...scenario.prompts, "/keeper cache --detail", "/keeper why --detail"] : scenario.prompts;
       const r = await runPi({ server, prompts, mode: "rpc", workspace, model: OPUS_5, contextKeeper: KEEPER, thinking: "high", timeoutMs: 180_000, ...o });
       expectCleanRun(r, scenario.steps.length);
       return r;
@@ -73,10 +73,12 @@ describe("reasoning bound to its prefix", () => {
     // Pi recorded on each answer what the server reported for its request.
     expect(recordedDrops(keeper)).toEqual(wire);
     expect(cacheView(keeper)).toContain(`reported on ${withDrops} requests`);
-    expect(cacheView(keeper)).toMatch(/Reasoning: the provider dropped \d+ thinking blocks? the model had written \(prefix_mismatch\)/);
+    expect(cacheView(keeper)).toMatch(/Reasoning: the provider dropped \d+ thinking blocks? the model had written, reported on/);
+    expect(cacheView(keeper)).toContain("Reasoning dropped, as the provider gave the reason: prefix_mismatch.");
     // Every applied rewrite was priced with the thinking it drops.
     const details = whyView(keeper);
-    expect(details).toContain("tokens of the model's later thinking (reasoning bound to its prefix)");
+    expect(details).toContain("thinking dropped = ");
+    expect(details).toContain("tokens of the model's later thinking (reasoning bound to its prefix) × output");
     const text = `${keeper.sessionEntries.map((e) => JSON.stringify(e)).join("\n")}\n`;
     const report = reportSession({ file: "bound.jsonl", text, arms: ARMS.filter((a) => a.name === "bare" || a.name === "keeper"), summaries: "size-model" }).report;
     expect(report.reasoning_dropped?.requests).toBe(withDrops);
