@@ -10,7 +10,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, readdirSync, realpathSync, symlinkSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { RecordedRequest } from "../support/fake-anthropic/index.ts";
+import { startFakeAnthropic } from "../support/fake-anthropic/server.ts";
 import { createPiWorkspace, REPO_ROOT, runPi, type PiWorkspace } from "../support/pi-runner.ts";
+import { writeAgentConfig } from "../support/scenario-workspace.ts";
+import { hasTmux, startTmuxPi, type TmuxPi } from "../support/tmux-pi.ts";
 
 /** Pi's built-in extensions, off so that only the two copies add anything. */
 const NO_BUILTINS = ["-builtin:mcp", "-builtin:codemode", "-builtin:tool-search", "-builtin:llama.cpp"];
@@ -83,5 +86,27 @@ describe("an installed copy and a clone loaded with -e", () => {
     expect(run.stdout).toContain("Hello from print mode.");
     expect(run.stderr).not.toContain("conflicts with");
     expect(run.stderr.split("copies of pi-context-keeper").length - 1).toBe(1);
+  }, 120_000);
+
+  // The interactive TUI, in a real terminal: Pi used to exit before drawing anything.
+  test.skipIf(!hasTmux)("interactive (tmux): Pi starts, says once which copy runs, and answers", async () => {
+    const server = startFakeAnthropic({ script: [{ text: "Hello from the terminal." }] });
+    const workspace = createPiWorkspace();
+    workspaces.push(workspace);
+    let pi: TmuxPi | undefined;
+    try {
+      writeAgentConfig(workspace, { baseUrl: server.baseUrl, settings: { packages: [other], extensions: NO_BUILTINS } });
+      pi = startTmuxPi({ session: `two-copies-e2e-${process.pid}`, workspace, label: "two-copies", discoverExtensions: true });
+      const started = await pi.waitForScreen((s) => s.includes("keeper:") && s.includes("copies of pi-context-keeper"), "the status line and the copies notice", 60_000);
+      expect(started).not.toContain("conflicts with");
+      expect(started.split("copies of pi-context-keeper").length - 1).toBe(1);
+      pi.typeText("hello");
+      pi.press("Enter");
+      await pi.waitForScreen((s) => s.includes("Hello from the terminal."), "the answer", 60_000);
+      expect(server.requests.filter((r) => r.kind === "main")).toHaveLength(1);
+    } finally {
+      pi?.kill();
+      await server.stop();
+    }
   }, 120_000);
 });

@@ -22,8 +22,12 @@ export interface TmuxPi {
   kill(): void;
 }
 
-/** Start pi with this extension in a 180×50 tmux session named `session`; `env`: extra variables. */
-export function startTmuxPi(o: { session: string; workspace: PiWorkspace; env?: Record<string, string>; label: string }): TmuxPi {
+/**
+ * Start pi with this extension in a 180×50 tmux session named `session`; `env`: extra variables;
+ * `discoverExtensions`: let Pi load the extensions and packages its settings name too (as a user's
+ * Pi does), not only this clone's `-e`.
+ */
+export function startTmuxPi(o: { session: string; workspace: PiWorkspace; env?: Record<string, string>; label: string; discoverExtensions?: boolean }): TmuxPi {
   const env = childEnv(o.workspace, o.env);
   const script = join(o.workspace.root, "run-pi.sh");
   const exports = Object.entries(env)
@@ -31,7 +35,7 @@ export function startTmuxPi(o: { session: string; workspace: PiWorkspace; env?: 
     .join("\n");
   writeFileSync(
     script,
-    `#!/bin/sh\n${exports}\ncd '${o.workspace.cwd}'\nexec '${piRuntime().command}' '${PI_CLI}' --no-extensions --no-context-files --no-skills --no-prompt-templates -e '${REPO_ROOT}'\n`,
+    `#!/bin/sh\n${exports}\ncd '${o.workspace.cwd}'\nexec '${piRuntime().command}' '${PI_CLI}'${o.discoverExtensions ? "" : " --no-extensions"} --no-context-files --no-skills --no-prompt-templates -e '${REPO_ROOT}'\n`,
   );
   chmodSync(script, 0o755);
   const started = tmux("new-session", "-d", "-s", o.session, "-x", "180", "-y", "50", script);
