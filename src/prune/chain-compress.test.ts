@@ -44,6 +44,18 @@ describe("findClosedChains", () => {
     ]);
   });
 
+  test("a compaction summary opens the loop it cut into (its prompt was summarized); it is not a prompt after", () => {
+    const summary = { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: 5 } as unknown as (typeof msgs)[number];
+    const cut = [summary, ...msgs.slice(3)];
+    expect(findClosedChains(cut, pairToolCalls(cut))).toEqual([
+      { promptIndex: 0, startIndex: 1, endIndex: 3, answerIndex: 4, promptsAfter: 2 },
+      { promptIndex: 5, startIndex: 6, endIndex: 7, answerIndex: 8, promptsAfter: 1 },
+    ]);
+    const chain: CompressedChain = { ...chain1, chainKey: "chain:batch:b@12", fromTimestamp: 12, firstCallKey: "b@12#0", messageCount: 3, memberKeys: ["b@12#0", "c@12#0"] };
+    const out = chainCompress(cut, { state: stateWith({ chains: [chain] }), config });
+    expect(out.map((m) => (m as { role: string }).role)).toEqual(["compactionSummary", "user", "assistant", "user", "assistant", "toolResult", "assistant", "user", "assistant", "toolResult"]);
+  });
+
   test("a cycle whose last assistant still calls tools, or with a result missing, is no chain", () => {
     const open = [user("p", 1), assistant([call("a", "read")], 2), result("a", "read", "r", 3), user("q", 4)];
     expect(findClosedChains(open, pairToolCalls(open))).toEqual([]);
