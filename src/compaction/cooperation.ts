@@ -3,16 +3,18 @@
  * write. This is the compaction side's small, pure interface to the pruning budget trigger
  * (the mid-loop flush), so that the two together cost at most one rewrite in a window:
  *
- * - while a job is pending or ready, its apply is imminent and will replace the prefix a
- *   budget flush would rewrite (and re-summarize what the compaction summary covers): hold
- *   the flush;
- * - the same when the context is inside the window where a job starts at this very turn end
- *   (the keeper's handler runs first): the flush and the job's apply would be two rewrites a
- *   few requests apart;
+ * - a ready summary is applied when the context needs it (`apply-need.ts`: from `applyFrom`,
+ *   just below Pi's threshold), and Pi compacts on its own there when no summary is ready: from
+ *   that size on a compaction is imminent and replaces the prefix a budget flush would rewrite
+ *   (and covers what the flush would summarize), so the flush is held;
+ * - below it a job pending or ready is no reason to hold: its summary waits for need, and a
+ *   flush now pays for itself before that apply as it would with no job at all;
  * - once a job has been handed to Pi, count the budget from the context after the apply,
  *   not from before it (nor from zero), and skip that turn.
  *
- * The request-end flush (the end of a tool loop) is not held: the loop is over.
+ * Before any turn end has worked out `applyFrom`, a pending or ready job holds the flush as
+ * before (its apply may be imminent). The request-end flush (the end of a tool loop) is not
+ * held: the loop is over.
  */
 
 /** What the pruning side may know about async compaction (`CompactionController.outlook()`). */
@@ -25,6 +27,11 @@ export interface CompactionOutlook {
    * turn end; absent when none would start (disabled, Pi's compaction off, the last start failed).
    */
   startWindow?: { lower: number; upper: number };
+  /**
+   * Context size from which a ready summary is applied (Pi's threshold less the margin of
+   * `apply-need.ts`), as of the last turn end; absent when nothing compacts on its own.
+   */
+  applyFrom?: number;
 }
 
 export interface BudgetFlushHoldInput {
@@ -32,15 +39,14 @@ export interface BudgetFlushHoldInput {
   outlook: CompactionOutlook | undefined;
   /** `handoffs` when the pruning side last re-based its budget. */
   handoffsSeen: number;
-  /** Context tokens now (for `startWindow`); unknown: not compared. */
+  /** Context tokens now (compared with `applyFrom`); unknown: not compared. */
   contextTokens?: number;
 }
 
 export type BudgetFlushHold =
   | { hold: false }
+  /** A compaction applies at this size (a ready summary, or Pi's own), or a job's apply may be imminent (no `applyFrom` known yet). */
   | { hold: true; why: "compaction_imminent" }
-  /** A job starts at this turn end (the context is inside its start window). */
-  | { hold: true; why: "compaction_starting" }
   /** Re-base the budget on the current context size and remember `handoffs`. */
   | { hold: true; why: "compaction_applied"; rebaseline: true; handoffs: number };
 
@@ -48,16 +54,18 @@ export function budgetFlushHold(input: BudgetFlushHoldInput): BudgetFlushHold {
   const o = input.outlook;
   if (!o) return { hold: false };
   if (o.handoffs !== input.handoffsSeen) return { hold: true, why: "compaction_applied", rebaseline: true, handoffs: o.handoffs };
-  if (o.job === "pending" || o.job === "ready") return { hold: true, why: "compaction_imminent" };
   const t = input.contextTokens;
-  if (o.startWindow && t !== undefined && t > o.startWindow.lower && t <= o.startWindow.upper) return { hold: true, why: "compaction_starting" };
+  if (o.applyFrom !== undefined && t !== undefined) return t >= o.applyFrom ? { hold: true, why: "compaction_imminent" } : { hold: false };
+  if (o.job === "pending" || o.job === "ready") return { hold: true, why: "compaction_imminent" };
   return { hold: false };
 }
 
 /**
- * Idle cache warming keeps the current prefix alive; a compaction about to apply discards
- * it (the prefix after it starts with the summary). Turns Pi's "warm" into "stop" while a job
- * is pending or ready; never turns "stop" into "warm".
+ * Idle cache warming keeps the current prefix alive; a compaction discards it (the prefix after
+ * it starts with the summary). While a job is pending or ready its summary is applied once the
+ * idle cache has expired (`apply-need.ts`): the next prompt then writes the compacted context,
+ * smaller than the one warming would keep. Turns Pi's "warm" into "stop" while a job is pending
+ * or ready; never turns "stop" into "warm".
  */
 export function compactionStopsWarming(outlook: CompactionOutlook | undefined, piAction: "warm" | "stop"): boolean {
   return piAction === "warm" && outlook !== undefined && outlook.job !== "none";

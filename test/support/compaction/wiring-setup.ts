@@ -17,6 +17,14 @@ export function setup(opts: { turns?: number; contextWindow?: number; timeoutMs?
   return { host, builder, ...scripted };
 }
 
+/** Pi's threshold in these setups (window 100k − reserve 10k): from here on a ready summary is due (`apply-need.ts`). */
+export const THRESHOLD_TOKENS = 90_000;
+
+/** The context grew to Pi's threshold: a ready summary applies at the next boundary. */
+export function atThreshold(host: FakeHost): void {
+  host.tokens = THRESHOLD_TOKENS;
+}
+
 /** Drive a turn_end while busy with usage inside the start window, so a job starts. */
 export async function startJob(host: FakeHost) {
   host.idle = false;

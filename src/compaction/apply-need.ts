@@ -1,0 +1,97 @@
+/**
+ * When a ready background summary is applied: when the context needs it, not the moment it is
+ * ready. Every apply rewrites the whole prompt cache (the context after it starts with the
+ * summary), and a summary applied far below Pi's threshold compacts history Pi would have kept:
+ * the session pays the rewrite, loses detail early, and compacts more often than bare Pi.
+ *
+ * A ready summary is due
+ * - near Pi's threshold (`contextWindow − reserveTokens`): the context is within
+ *   `NEED_GROWTH_FACTOR` of the largest recent per-turn growth of it, so the next turn or two
+ *   would cross it (Pi's own threshold compaction, when a turn grows more than that, is served by
+ *   the same ready summary: `session_before_compact`);
+ * - or when the cache is cold anyway: the last request is older than the cache's entry lifetime,
+ *   so the next request writes the whole context whatever happens — compacting first makes that
+ *   write smaller.
+ *
+ * Waiting has a price: the summary's cut stays where the job started. At apply the cut is
+ * caught up to Pi's (`catch-up.ts`, an extractive digest of the gap); a gap larger than
+ * `keepRecentTokens` is refreshed instead, by a new job started where a job would start
+ * (`refreshDue`), the waiting summary kept as its fallback.
+ */
+/** The margin below Pi's threshold is this many times the largest recent per-turn growth. */
+export const NEED_GROWTH_FACTOR = 2;
+
+export interface ApplyNeedInput {
+  /** Context tokens now (Pi's usage); unknown: not near anything. */
+  tokens: number | null | undefined;
+  contextWindow: number;
+  reserveTokens: number;
+  /** Largest recent per-turn growth of the context (0 when none observed). */
+  maxTurnGrowth: number;
+  /** The prompt cache is already lost (`cacheIsCold`). */
+  cacheCold: boolean;
+}
+
+export type ApplyNeed = { due: true; why: "threshold" | "cold_cache" } | { due: false };
+
+/** Context size from which a ready summary applies: Pi's threshold less twice the largest recent turn (undefined without a window). */
+export function applyFromTokens(input: Pick<ApplyNeedInput, "contextWindow" | "reserveTokens" | "maxTurnGrowth">): number | undefined {
+  if (!(input.contextWindow > 0)) return undefined;
+  const threshold = input.contextWindow - input.reserveTokens;
+  const growth = Number.isFinite(input.maxTurnGrowth) && input.maxTurnGrowth > 0 ? input.maxTurnGrowth : 0;
+  return Math.max(0, threshold - Math.ceil(NEED_GROWTH_FACTOR * growth));
+}
+
+export function applyNeed(input: ApplyNeedInput): ApplyNeed {
+  const from = applyFromTokens(input);
+  const t = input.tokens;
+  if (from !== undefined && t !== null && t !== undefined && Number.isFinite(t) && t >= from) return { due: true, why: "threshold" };
+  if (input.cacheCold) return { due: true, why: "cold_cache" };
+  return { due: false };
+}
+
+export interface CacheClockInput {
+  /** When the cached prefix was last used (the last request, or a warming refresh); undefined: unknown. */
+  lastUseAt: number | undefined;
+  now: number;
+  /** The session model's cache entry lifetime; undefined: unknown. */
+  ttlMs: number | undefined;
+}
+
+/** The cached prefix has expired: no request used it for a whole entry lifetime. Unknown facts: not cold. */
+export function cacheIsCold(input: CacheClockInput): boolean {
+  const { lastUseAt, now, ttlMs } = input;
+  if (lastUseAt === undefined || ttlMs === undefined || !(ttlMs > 0)) return false;
+  return now - lastUseAt >= ttlMs;
+}
+
+/** A margin past the lifetime before an idle apply, so the entry has surely expired. */
+export const COLD_SLACK_MS = 1_000;
+
+/** Milliseconds until the cache is cold (with `COLD_SLACK_MS`); undefined when it cannot be known. */
+export function msUntilCold(input: CacheClockInput): number | undefined {
+  const { lastUseAt, now, ttlMs } = input;
+  if (lastUseAt === undefined || ttlMs === undefined || !(ttlMs > 0)) return undefined;
+  return Math.max(0, lastUseAt + ttlMs + COLD_SLACK_MS - now);
+}
+
+export interface RefreshInput {
+  /** Context tokens now. */
+  tokens: number | null | undefined;
+  /** Where a new job would start now (the adaptive start, `adaptive-start.ts`); undefined: none would. */
+  startTokens: number | undefined;
+  /** Tokens between the ready summary's cut and Pi's cut now (what the catch-up digest would stand for). */
+  gapTokens: number;
+  keepRecentTokens: number;
+}
+
+/**
+ * A waiting summary is refreshed (a new job replaces it, the old one kept as its fallback) when
+ * its cut is too far behind — the catch-up digest would stand for more than Pi keeps raw — and
+ * the context has reached the point where a job started now is ready by Pi's threshold.
+ */
+export function refreshDue(input: RefreshInput): boolean {
+  const t = input.tokens;
+  if (t === null || t === undefined || input.startTokens === undefined) return false;
+  return t > input.startTokens && input.gapTokens > input.keepRecentTokens;
+}
