@@ -7,10 +7,10 @@ const RESERVE = 16_384;
 const THRESHOLD = WINDOW - RESERVE;
 
 describe("applyNeed", () => {
-  test("due within twice the largest recent turn of Pi's threshold; with no growth seen, at the threshold", () => {
+  test("due within the largest recent turn of Pi's threshold; with no growth seen, at the threshold", () => {
     const at = (tokens: number | null, maxTurnGrowth = 2_400, cacheCold = false) => applyNeed({ tokens, contextWindow: WINDOW, reserveTokens: RESERVE, maxTurnGrowth, cacheCold });
-    expect(at(THRESHOLD - 4_800)).toEqual({ due: true, why: "threshold" });
-    expect(at(THRESHOLD - 4_801)).toEqual({ due: false });
+    expect(at(THRESHOLD - 2_400)).toEqual({ due: true, why: "threshold" });
+    expect(at(THRESHOLD - 2_401)).toEqual({ due: false });
     // The case: a summary ready at 44k of a 110k window is not needed yet.
     expect(at(44_000)).toEqual({ due: false });
     expect(at(THRESHOLD - 1, 0)).toEqual({ due: false });
@@ -54,11 +54,12 @@ describe("the cache clock", () => {
 });
 
 describe("refreshDue", () => {
-  test("only where a job would start now, and only when the catch-up would stand for more than Pi keeps raw", () => {
-    const r = (tokens: number, gapTokens: number, startTokens: number | undefined = 80_000) => refreshDue({ tokens, startTokens, gapTokens, keepRecentTokens: 20_000 });
-    expect(r(85_000, 30_000)).toBe(true);
-    expect(r(85_000, 20_000)).toBe(false); // the digest is no larger than the kept tail: caught up at apply
-    expect(r(79_000, 60_000)).toBe(false); // a job started now would be ready long before it is needed
-    expect(refreshDue({ tokens: 85_000, startTokens: undefined, gapTokens: 60_000, keepRecentTokens: 20_000 })).toBe(false);
+  test("one summary's lead before the apply point, and only when the catch-up would stand for more than Pi keeps raw", () => {
+    const r = (tokens: number, gapTokens: number) => refreshDue({ tokens, applyFrom: 88_800, leadTokens: 12_000, gapTokens, keepRecentTokens: 20_000 });
+    expect(r(76_800, 30_000)).toBe(true);
+    expect(r(90_000, 30_000)).toBe(true);
+    expect(r(76_800, 20_000)).toBe(false); // the digest is no larger than the kept tail: caught up at apply
+    expect(r(76_799, 60_000)).toBe(false); // a job started now would be ready long before it is needed, if ever
+    expect(refreshDue({ tokens: 85_000, applyFrom: undefined, leadTokens: 0, gapTokens: 60_000, keepRecentTokens: 20_000 })).toBe(false);
   });
 });

@@ -5,21 +5,22 @@
  * the session pays the rewrite, loses detail early, and compacts more often than bare Pi.
  *
  * A ready summary is due
- * - near Pi's threshold (`contextWindow − reserveTokens`): the context is within
- *   `NEED_GROWTH_FACTOR` of the largest recent per-turn growth of it, so the next turn or two
- *   would cross it (Pi's own threshold compaction, when a turn grows more than that, is served by
- *   the same ready summary: `session_before_compact`);
+ * - near Pi's threshold (`contextWindow − reserveTokens`): the context is within the largest
+ *   recent per-turn growth of it (`NEED_GROWTH_FACTOR` of it), so the next turn may cross it:
+ *   the summary goes in as a `turn_end` draft at the last boundary before Pi would compact. A
+ *   turn larger than that crosses first, and Pi's own threshold compaction, before the next
+ *   request, is served by the same ready summary (`session_before_compact`): no wait either way;
  * - or when the cache is cold anyway: the last request is older than the cache's entry lifetime,
  *   so the next request writes the whole context whatever happens — compacting first makes that
  *   write smaller.
  *
  * Waiting has a price: the summary's cut stays where the job started. At apply the cut is
  * caught up to Pi's (`catch-up.ts`, an extractive digest of the gap); a gap larger than
- * `keepRecentTokens` is refreshed instead, by a new job started where a job would start
- * (`refreshDue`), the waiting summary kept as its fallback.
+ * `keepRecentTokens` is refreshed instead, by a new job started one summary's lead before the
+ * apply point (`refreshDue`).
  */
-/** The margin below Pi's threshold is this many times the largest recent per-turn growth. */
-export const NEED_GROWTH_FACTOR = 2;
+/** The margin below Pi's threshold is this many times the largest recent per-turn growth (one turn ahead). */
+export const NEED_GROWTH_FACTOR = 1;
 
 export interface ApplyNeedInput {
   /** Context tokens now (Pi's usage); unknown: not near anything. */
@@ -34,7 +35,7 @@ export interface ApplyNeedInput {
 
 export type ApplyNeed = { due: true; why: "threshold" | "cold_cache" } | { due: false };
 
-/** Context size from which a ready summary applies: Pi's threshold less twice the largest recent turn (undefined without a window). */
+/** Context size from which a ready summary applies: Pi's threshold less the largest recent turn (undefined without a window). */
 export function applyFromTokens(input: Pick<ApplyNeedInput, "contextWindow" | "reserveTokens" | "maxTurnGrowth">): number | undefined {
   if (!(input.contextWindow > 0)) return undefined;
   const threshold = input.contextWindow - input.reserveTokens;
@@ -78,20 +79,25 @@ export function msUntilCold(input: CacheClockInput): number | undefined {
 export interface RefreshInput {
   /** Context tokens now. */
   tokens: number | null | undefined;
-  /** Where a new job would start now (the adaptive start, `adaptive-start.ts`); undefined: none would. */
-  startTokens: number | undefined;
+  /** Where the waiting summary applies (`applyFromTokens`); undefined: nothing applies on its own. */
+  applyFrom: number | undefined;
+  /** Tokens the context grows while a summary is made (`leadTokens`, adaptive-start.ts). */
+  leadTokens: number;
   /** Tokens between the ready summary's cut and Pi's cut now (what the catch-up digest would stand for). */
   gapTokens: number;
   keepRecentTokens: number;
 }
 
 /**
- * A waiting summary is refreshed (a new job replaces it, the old one kept as its fallback) when
- * its cut is too far behind — the catch-up digest would stand for more than Pi keeps raw — and
- * the context has reached the point where a job started now is ready by Pi's threshold.
+ * A waiting summary is refreshed (a new job replaces it) when its cut is too far behind — the
+ * catch-up digest would stand for more than Pi keeps raw — and the context is one summary's
+ * lead short of where it applies: a job started now is ready just in time. Earlier, the context
+ * may never get there (a budget flush shrinks it), and the new summary would wait and fall
+ * behind in turn.
  */
 export function refreshDue(input: RefreshInput): boolean {
   const t = input.tokens;
-  if (t === null || t === undefined || input.startTokens === undefined) return false;
-  return t > input.startTokens && input.gapTokens > input.keepRecentTokens;
+  if (t === null || t === undefined || input.applyFrom === undefined) return false;
+  const lead = Number.isFinite(input.leadTokens) && input.leadTokens > 0 ? input.leadTokens : 0;
+  return t >= input.applyFrom - lead && input.gapTokens > input.keepRecentTokens;
 }

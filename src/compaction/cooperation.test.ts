@@ -65,14 +65,14 @@ describe("CompactionController.outlook", () => {
     expect(host.controller.outlook()).toEqual({ job: "none", handoffs: 0 });
     await startJob(host);
     // Window 100k, START_RATIO 0.5, reserve 10k (wiring-setup.ts); one turn seen: no growth yet, the apply point is Pi's threshold.
-    expect(host.controller.outlook()).toEqual({ job: "pending", handoffs: 0, startWindow: { lower: 50_000, upper: 90_000 }, applyFrom: 90_000 });
+    expect(host.controller.outlook()).toEqual({ job: "pending", handoffs: 0, startWindow: { lower: 50_000, upper: 90_000 }, applyFrom: 90_000, growthPerTurn: 0 });
     finish(0);
     await flush();
     expect(host.controller.outlook()).toMatchObject({ job: "ready", handoffs: 0 });
-    host.tokens = 64_000; // a turn of 4,000: the apply point moves twice that below the threshold
+    host.tokens = 64_000; // a turn of 4,000: the apply point moves that far below the threshold
     await host.turnEnd();
-    expect(host.controller.outlook()).toMatchObject({ job: "ready", handoffs: 0, applyFrom: 82_000 });
-    host.tokens = 82_000;
+    expect(host.controller.outlook()).toMatchObject({ job: "ready", handoffs: 0, applyFrom: 86_000, growthPerTurn: 4_000 });
+    host.tokens = 86_000;
     await host.turnEnd();
     expect(host.controller.outlook()).toMatchObject({ job: "none", handoffs: 1 });
     await host.fire("agent_end", { messages: [] });

@@ -32,6 +32,8 @@ export interface CompactionOutlook {
    * `apply-need.ts`), as of the last turn end; absent when nothing compacts on its own.
    */
   applyFrom?: number;
+  /** The context's average growth per turn over the recent turns (tokens), as of the last turn end. */
+  growthPerTurn?: number;
 }
 
 export interface BudgetFlushHoldInput {
@@ -58,6 +60,21 @@ export function budgetFlushHold(input: BudgetFlushHoldInput): BudgetFlushHold {
   if (o.applyFrom !== undefined && t !== undefined) return t >= o.applyFrom ? { hold: true, why: "compaction_imminent" } : { hold: false };
   if (o.job === "pending" || o.job === "ready") return { hold: true, why: "compaction_imminent" };
   return { hold: false };
+}
+
+/**
+ * How many requests a rewrite of old history pays back over before a compaction replaces the
+ * prefix anyway: the turns until the context, growing as it has lately, reaches `applyFrom`
+ * (at least 1: the request about to be sent). The gate counts no more requests than this
+ * (`DisciplineFacts.horizonCap`): a flush that pays back only after the compaction is a second
+ * rewrite for nothing. Undefined when no compaction is foreseen (none applies on its own, or the
+ * context is not growing).
+ */
+export function requestsUntilCompaction(outlook: CompactionOutlook | undefined, contextTokens: number | undefined): number | undefined {
+  if (!outlook || outlook.applyFrom === undefined || contextTokens === undefined) return undefined;
+  const growth = outlook.growthPerTurn;
+  if (growth === undefined || !(growth > 0)) return undefined;
+  return Math.max(1, Math.ceil((outlook.applyFrom - contextTokens) / growth));
 }
 
 /**

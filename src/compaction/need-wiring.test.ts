@@ -16,18 +16,32 @@ const withCacheLifetime = (host: FakeHost, seconds: number) => {
 const waiting = (host: FakeHost) => host.events.filter((e) => e.kind === "apply" && e.outcome === "waiting");
 
 describe("a ready summary waits for need", () => {
-  test("at turn ends below the apply point no draft; at the first turn end within twice the largest turn of Pi's threshold, the draft", async () => {
+  test("at turn ends below the apply point no draft; at the first turn end within the largest turn of Pi's threshold, the draft", async () => {
     const { host, finish } = setup();
     await startJob(host); // 60k of a 100k window, Pi's threshold 90k
     finish(0);
     await flush();
-    for (let tokens = 62_000; tokens < 86_000; tokens += 2_000) {
+    for (let tokens = 62_000; tokens < 88_000; tokens += 2_000) {
       host.tokens = tokens;
       expect(await host.turnEnd()).toBeUndefined();
     }
     expect(host.state()).toMatchObject({ kind: "ready" });
     expect(waiting(host)).toEqual([{ kind: "apply", jobId: "job-1", path: "turn_end_draft", outcome: "waiting" }]); // said once
-    host.tokens = 86_000; // 90k − 2 × 2,000
+    host.tokens = 88_000; // 90k − 2,000
+    const r = await host.turnEnd();
+    expect(r.entries.map((e: { type: string }) => e.type)).toEqual(["compaction"]);
+  });
+
+  test("a turn end after a gap longer than the cache's lifetime (a long tool run) applies the waiting summary: the next request writes everything anyway", async () => {
+    const { host, finish } = setup();
+    withCacheLifetime(host, 60);
+    await startJob(host);
+    finish(0);
+    await flush();
+    host.tokens = 62_000;
+    expect(await host.turnEnd()).toBeUndefined();
+    host.timers.advance(60_000);
+    host.tokens = 63_000;
     const r = await host.turnEnd();
     expect(r.entries.map((e: { type: string }) => e.type)).toEqual(["compaction"]);
   });
@@ -108,16 +122,22 @@ describe("a ready summary waits for need", () => {
 });
 
 describe("refresh", () => {
-  test("a waiting summary whose cut fell more than keepRecentTokens behind is replaced by a new job where a job would start", async () => {
+  test("a waiting summary whose cut fell more than keepRecentTokens behind is replaced by a new job one summary's lead before the apply point", async () => {
     const { host, builder, finish, runs } = setup();
-    await startJob(host);
-    finish(0);
+    await startJob(host); // 60k at t = 0
+    host.timers.advance(1_000);
+    finish(0); // a summary takes 1 s
     await flush();
-    host.tokens = 62_000;
-    await host.turnEnd(); // the cut is barely behind: it waits
-    expect(runs).toHaveLength(1);
     for (let i = 0; i < 3; i++) builder.applyAll(TURN); // ~3,000 tokens past the summary's cut (keep: 2,000)
-    host.tokens = 64_000;
+    // 2,000 tokens a second: the lead is 2,000/s × 1 s × 1.25 = 2,500; the apply point 90k − 2,000 = 88k.
+    for (let tokens = 62_000; tokens <= 84_000; tokens += 2_000) {
+      host.timers.advance(1_000);
+      host.tokens = tokens;
+      await host.turnEnd();
+    }
+    expect(runs).toHaveLength(1); // far from the apply point: the new summary would wait and fall behind in turn
+    host.timers.advance(1_000);
+    host.tokens = 86_000; // ≥ 88k − 2.5k, not yet 88k
     await host.turnEnd();
     expect(runs).toHaveLength(2);
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "refresh", jobId: "job-1" }));
@@ -128,5 +148,20 @@ describe("refresh", () => {
     atThreshold(host);
     const r = await host.turnEnd();
     expect(r.entries[0]).toMatchObject({ type: "compaction", summary: expect.stringContaining("summary of run 1") });
+  });
+
+  test("a summary whose cut is close behind is not refreshed: it is caught up at apply", async () => {
+    const { host, finish, runs } = setup();
+    await startJob(host);
+    host.timers.advance(1_000);
+    finish(0);
+    await flush();
+    for (let tokens = 62_000; tokens <= 84_000; tokens += 2_000) {
+      host.timers.advance(1_000);
+      host.tokens = tokens;
+      await host.turnEnd();
+    }
+    expect(runs).toHaveLength(1);
+    expect(host.events.some((e) => e.kind === "refresh")).toBe(false);
   });
 });

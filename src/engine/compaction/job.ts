@@ -149,7 +149,7 @@ export function enter(cx: StepContext, live: CompactionLive | undefined): live i
   cx.state = { ...cx.state, requestedFor: undefined, autoResumeFor: undefined };
   if (activeJob(cx)) invalidate(cx, "cancelled");
   // No job will start or apply: the pruning side must not hold its budget flush for one.
-  cx.state = { ...cx.state, startWindow: undefined, applyFrom: undefined };
+  cx.state = { ...cx.state, startWindow: undefined, applyFrom: undefined, growthPerTurn: undefined };
   return false;
 }
 
@@ -188,5 +188,11 @@ export function compactionOutlookOf(state: EngineState): CompactionOutlook {
 export function outlookOf(state: CompactionState): CompactionOutlook {
   const s = state.job;
   const job = s.kind === "pending" ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
-  return { job, handoffs: state.handoffs, ...(state.startWindow ? { startWindow: state.startWindow } : {}), ...(state.applyFrom !== undefined ? { applyFrom: state.applyFrom } : {}) };
+  return {
+    job,
+    handoffs: state.handoffs,
+    ...(state.startWindow ? { startWindow: state.startWindow } : {}),
+    ...(state.applyFrom !== undefined ? { applyFrom: state.applyFrom } : {}),
+    ...(state.applyFrom !== undefined && state.growthPerTurn !== undefined ? { growthPerTurn: state.growthPerTurn } : {}),
+  };
 }

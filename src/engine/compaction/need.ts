@@ -4,7 +4,7 @@
  * Pi is idle once the cache has expired; and how far behind a waiting summary's cut is (its
  * refresh, `turn-end.ts`).
  */
-import { maxTurnGrowth } from "../../compaction/adaptive-start.ts";
+import { growthPerTurn, maxTurnGrowth } from "../../compaction/adaptive-start.ts";
 import { type ApplyNeed, applyFromTokens, applyNeed, cacheIsCold, msUntilCold } from "../../compaction/apply-need.ts";
 import { catchUpCut } from "../../compaction/prepare.ts";
 import type { SessionEntry } from "../../compaction/primitives.ts";
@@ -53,7 +53,8 @@ export function applyDue(cx: StepContext, live: CompactionLive): ApplyNeed {
 export function recordApplyFrom(cx: StepContext, live: CompactionLive, contextWindow: number | undefined): void {
   const settings = live.settings();
   const applyFrom = cx.setup.config.enabled && settings.enabled !== false && contextWindow ? applyFromTokens({ contextWindow, reserveTokens: settings.reserveTokens, maxTurnGrowth: maxTurnGrowth(cx.state.pace) }) : undefined;
-  if (applyFrom !== cx.state.applyFrom) cx.state = { ...cx.state, applyFrom };
+  const growth = growthPerTurn(cx.state.pace);
+  if (applyFrom !== cx.state.applyFrom || growth !== cx.state.growthPerTurn) cx.state = { ...cx.state, applyFrom, growthPerTurn: applyFrom === undefined ? undefined : growth };
 }
 
 /** A ready summary waits for need: said once per job. */

@@ -5,7 +5,7 @@
  * two steps: the engine asks for one (`compaction-start`), the host prepares it with the
  * adapter and steps `compaction-started`.
  */
-import { adaptiveStartTokens, recordTurn } from "../../compaction/adaptive-start.ts";
+import { adaptiveStartTokens, leadTokens, recordTurn } from "../../compaction/adaptive-start.ts";
 import { refreshDue } from "../../compaction/apply-need.ts";
 import { isInStartWindow, startWindowBounds } from "../../compaction/config.ts";
 import type { InvalidationReason, JobSnapshot } from "../../compaction/job-reducer.ts";
@@ -22,6 +22,18 @@ export interface TurnEndDraft {
 }
 
 export function turnEnd(cx: StepContext, live: CompactionLive, event: { outcome: string; entries: readonly { type: string }[] }): TurnEndDraft | undefined {
+  const out = draftOrStart(cx, live, event);
+  // The next request goes out now: the cache is used about this time (without the keeper's ledger).
+  cx.state = { ...cx.state, lastActivityAt: live.now };
+  return out;
+}
+
+/**
+ * The cold check sees the previous turn end as the last use without the keeper's ledger: this
+ * turn's request went out right after it, and a gap since then longer than the cache's lifetime
+ * (a long tool run) means the next request writes everything anyway.
+ */
+function draftOrStart(cx: StepContext, live: CompactionLive, event: { outcome: string; entries: readonly { type: string }[] }): TurnEndDraft | undefined {
   confirmDraft(cx, live);
   recordPace(cx, live);
   let supersede: InvalidationReason | undefined;
@@ -52,9 +64,8 @@ export function turnEnd(cx: StepContext, live: CompactionLive, event: { outcome:
   return undefined;
 }
 
-/** Record this turn's context size (adaptive start, the room and need margins) and when the cache was last used. */
+/** Record this turn's context size (adaptive start, the room and need margins). */
 function recordPace(cx: StepContext, live: CompactionLive): void {
-  cx.state = { ...cx.state, lastActivityAt: live.now };
   if (!cx.setup.config.enabled) return;
   const usage = live.usage();
   if (usage && usage.tokens !== null) cx.state = { ...cx.state, pace: recordTurn(cx.state.pace, { at: live.now, tokens: usage.tokens }) };
@@ -65,9 +76,9 @@ function recordPace(cx: StepContext, live: CompactionLive): void {
  * Start a job when usage sits inside the start window (`supersede`: replace a rejected one).
  * The window opens at the adaptive start: the configured ratio, moved earlier when the context
  * grows faster than a summary takes. Pi's own `compaction.enabled: false` means no automatic
- * start (the command still starts one). With a summary `waiting` for need, the window is where
- * it is refreshed: a new job replaces it when its cut has fallen more than `keepRecentTokens`
- * behind Pi's (`refreshDue`), started where it will be ready by Pi's threshold.
+ * start (the command still starts one). With a summary `waiting` for need, a new job replaces it
+ * when its cut has fallen more than `keepRecentTokens` behind Pi's and the context is one
+ * summary's lead short of where it applies (`refreshDue`): ready just in time.
  */
 function maybeStart(cx: StepContext, live: CompactionLive, supersede: InvalidationReason | undefined, waiting?: ReadyJob): void {
   const config = cx.setup.config;
@@ -87,8 +98,10 @@ function maybeStart(cx: StepContext, live: CompactionLive, supersede: Invalidati
   cx.state = { ...cx.state, startWindow: startWindowBounds(window) };
   if (!isInStartWindow(window)) return emit(cx, { kind: "skipped", reason: "not_in_window" });
   if (waiting) {
-    const gap = gapTokens(cx, live, waiting);
-    if (!refreshDue({ tokens: usage.tokens, startTokens, gapTokens: gap, keepRecentTokens: settings.keepRecentTokens })) return emit(cx, { kind: "skipped", reason: "busy" });
+    const near = { tokens: usage.tokens, applyFrom: cx.state.applyFrom, leadTokens: leadTokens(cx.state.pace), keepRecentTokens: settings.keepRecentTokens };
+    // The gap is measured only once the context is near: it reads the branch.
+    const gap = refreshDue({ ...near, gapTokens: Number.POSITIVE_INFINITY }) ? gapTokens(cx, live, waiting) : 0;
+    if (!refreshDue({ ...near, gapTokens: gap })) return emit(cx, { kind: "skipped", reason: "busy" });
     emit(cx, { kind: "refresh", jobId: waiting.job.jobId, gapTokens: gap });
     supersede = "superseded";
   }

@@ -24,6 +24,8 @@ export interface CompactionState {
   startWindow: CompactionOutlook["startWindow"];
   /** Context size from which a ready summary applies, as the last turn end worked it out (`apply-need.ts`; undefined: no automatic compaction). */
   applyFrom: number | undefined;
+  /** The context's average growth per turn lately (tokens), as the last turn end saw it. */
+  growthPerTurn: number | undefined;
   /** The last turn or run end this part saw (when the cache was last used, without the keeper's ledger). */
   lastActivityAt: number | undefined;
   /** The ready job already reported as waiting for need (`apply-need.ts`). */
@@ -54,6 +56,7 @@ export function initialCompactionState(): CompactionState {
     handoffs: 0,
     startWindow: undefined,
     applyFrom: undefined,
+    growthPerTurn: undefined,
     lastActivityAt: undefined,
     waitingFor: undefined,
     pace: { turns: [], latenciesMs: [] },
