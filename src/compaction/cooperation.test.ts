@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { flush } from "../../test/support/compaction/fake-pi.ts";
 import { setup, startJob } from "../../test/support/compaction/wiring-setup.ts";
-import { budgetFlushHold, type CompactionOutlook, compactionStopsWarming } from "./cooperation.ts";
+import { budgetFlushHold, type CompactionOutlook, compactionStopsWarming, FLUSH_PAYBACK_REQUESTS, requestsUntilCompaction } from "./cooperation.ts";
 
 describe("budgetFlushHold", () => {
   test("no compaction: never held", () => {
@@ -34,15 +34,22 @@ describe("budgetFlushHold", () => {
     expect(at("none")).toEqual({ hold: false });
   });
 
+  test("with too few turns left before the compaction for a rewrite to pay back, the flush is held too", () => {
+    const at = (contextTokens: number) => budgetFlushHold({ outlook: { job: "none", handoffs: 0, applyFrom: 88_800, growthPerTurn: 4_000 }, handoffsSeen: 0, contextTokens });
+    expect(at(88_800 - FLUSH_PAYBACK_REQUESTS * 4_000)).toEqual({ hold: true, why: "compaction_imminent" });
+    expect(at(88_800 - FLUSH_PAYBACK_REQUESTS * 4_000 - 1)).toEqual({ hold: false });
+  });
+
   test("property: a budget flush never fires in the turn a handoff is first seen, nor where a compaction applies", () => {
     const outlook = fc.record(
-      { job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(5), applyFrom: fc.nat(100_000), startWindow: fc.record({ lower: fc.nat(100_000), upper: fc.nat(100_000) }) },
+      { job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(5), applyFrom: fc.nat(100_000), growthPerTurn: fc.nat(10_000), startWindow: fc.record({ lower: fc.nat(100_000), upper: fc.nat(100_000) }) },
       { requiredKeys: ["job", "handoffs"] },
     );
     fc.assert(
       fc.property(outlook, fc.nat(5), fc.option(fc.nat(120_000), { nil: undefined }), (o: CompactionOutlook, seen, contextTokens) => {
         const h = budgetFlushHold({ outlook: o, handoffsSeen: seen, contextTokens });
-        const imminent = o.applyFrom !== undefined && contextTokens !== undefined ? contextTokens >= o.applyFrom : o.job !== "none";
+        const left = requestsUntilCompaction(o, contextTokens);
+        const imminent = o.applyFrom !== undefined && contextTokens !== undefined ? contextTokens >= o.applyFrom || (left !== undefined && left <= FLUSH_PAYBACK_REQUESTS) : o.job !== "none";
         expect(h.hold).toBe(o.handoffs !== seen || imminent);
       }),
     );

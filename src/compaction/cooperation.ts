@@ -6,7 +6,9 @@
  * - a ready summary is applied when the context needs it (`apply-need.ts`: from `applyFrom`,
  *   just below Pi's threshold), and Pi compacts on its own there when no summary is ready: from
  *   that size on a compaction is imminent and replaces the prefix a budget flush would rewrite
- *   (and covers what the flush would summarize), so the flush is held;
+ *   (and covers what the flush would summarize), so the flush is held — and from a little
+ *   earlier, when the turns left before it are too few for any rewrite to pay back
+ *   (`FLUSH_PAYBACK_REQUESTS`);
  * - below it a job pending or ready is no reason to hold: its summary waits for need, and a
  *   flush now pays for itself before that apply as it would with no job at all;
  * - once a job has been handed to Pi, count the budget from the context after the apply,
@@ -52,12 +54,25 @@ export type BudgetFlushHold =
   /** Re-base the budget on the current context size and remember `handoffs`. */
   | { hold: true; why: "compaction_applied"; rebaseline: true; handoffs: number };
 
+/**
+ * A rewrite that removes as many tokens as it rewrites pays back after write/read price
+ * requests: 12.5 at Anthropic's (1.25 and 0.1). With fewer requests left before a compaction
+ * replaces the prefix, a budget flush cannot pay: it is held, not run to be deferred by the gate
+ * (a deferred flush still moves the frozen boundary over the running loop, which then holds
+ * back that loop's own chain at its end).
+ */
+export const FLUSH_PAYBACK_REQUESTS = 12;
+
 export function budgetFlushHold(input: BudgetFlushHoldInput): BudgetFlushHold {
   const o = input.outlook;
   if (!o) return { hold: false };
   if (o.handoffs !== input.handoffsSeen) return { hold: true, why: "compaction_applied", rebaseline: true, handoffs: o.handoffs };
   const t = input.contextTokens;
-  if (o.applyFrom !== undefined && t !== undefined) return t >= o.applyFrom ? { hold: true, why: "compaction_imminent" } : { hold: false };
+  if (o.applyFrom !== undefined && t !== undefined) {
+    if (t >= o.applyFrom) return { hold: true, why: "compaction_imminent" };
+    const left = requestsUntilCompaction(o, t);
+    return left !== undefined && left <= FLUSH_PAYBACK_REQUESTS ? { hold: true, why: "compaction_imminent" } : { hold: false };
+  }
   if (o.job === "pending" || o.job === "ready") return { hold: true, why: "compaction_imminent" };
   return { hold: false };
 }
