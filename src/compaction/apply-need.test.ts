@@ -54,12 +54,13 @@ describe("the cache clock", () => {
 });
 
 describe("refreshDue", () => {
-  test("one summary's lead before the apply point, and only when the catch-up would stand for more than Pi keeps raw", () => {
-    const r = (tokens: number, gapTokens: number) => refreshDue({ tokens, applyFrom: 88_800, leadTokens: 12_000, gapTokens, keepRecentTokens: 20_000 });
+  test("one summary's lead before the apply point, and only when the catch-up would stand for more than Pi keeps raw and than the summary covers", () => {
+    const r = (tokens: number, gapTokens: number, coveredTokens = 10_000) => refreshDue({ tokens, applyFrom: 88_800, leadTokens: 12_000, gapTokens, coveredTokens, keepRecentTokens: 20_000 });
     expect(r(76_800, 30_000)).toBe(true);
     expect(r(90_000, 30_000)).toBe(true);
     expect(r(76_800, 20_000)).toBe(false); // the digest is no larger than the kept tail: caught up at apply
+    expect(r(76_800, 30_000, 30_000)).toBe(false); // nor larger than what the model's summary covers
     expect(r(76_799, 60_000)).toBe(false); // a job started now would be ready long before it is needed, if ever
-    expect(refreshDue({ tokens: 85_000, applyFrom: undefined, leadTokens: 0, gapTokens: 60_000, keepRecentTokens: 20_000 })).toBe(false);
+    expect(refreshDue({ tokens: 85_000, applyFrom: undefined, leadTokens: 0, gapTokens: 60_000, coveredTokens: 0, keepRecentTokens: 20_000 })).toBe(false);
   });
 });

@@ -15,9 +15,9 @@
  *   write smaller.
  *
  * Waiting has a price: the summary's cut stays where the job started. At apply the cut is
- * caught up to Pi's (`catch-up.ts`, an extractive digest of the gap); a gap larger than
- * `keepRecentTokens` is refreshed instead, by a new job started one summary's lead before the
- * apply point (`refreshDue`).
+ * caught up to Pi's (`catch-up.ts`, an extractive digest of the gap); a gap larger than both
+ * `keepRecentTokens` and what the summary covers is refreshed instead, by a new job started one
+ * summary's lead before the apply point (`refreshDue`).
  */
 /** The margin below Pi's threshold is this many times the largest recent per-turn growth (one turn ahead). */
 export const NEED_GROWTH_FACTOR = 1;
@@ -85,19 +85,22 @@ export interface RefreshInput {
   leadTokens: number;
   /** Tokens between the ready summary's cut and Pi's cut now (what the catch-up digest would stand for). */
   gapTokens: number;
+  /** Tokens the ready summary covers (before its cut, since the newest compaction). */
+  coveredTokens: number;
   keepRecentTokens: number;
 }
 
 /**
  * A waiting summary is refreshed (a new job replaces it) when its cut is too far behind — the
- * catch-up digest would stand for more than Pi keeps raw — and the context is one summary's
- * lead short of where it applies: a job started now is ready just in time. Earlier, the context
- * may never get there (a budget flush shrinks it), and the new summary would wait and fall
- * behind in turn.
+ * catch-up digest would stand for more than Pi keeps raw and more than the summary itself
+ * covers, so the compaction would be mostly extractive — and the context is one summary's lead
+ * short of where it applies: a job started now is ready just in time. Earlier, the context may
+ * never get there (a budget flush shrinks it), and the new summary would wait and fall behind
+ * in turn. A smaller gap is caught up at apply: a refresh is one more summary call.
  */
 export function refreshDue(input: RefreshInput): boolean {
   const t = input.tokens;
   if (t === null || t === undefined || input.applyFrom === undefined) return false;
   const lead = Number.isFinite(input.leadTokens) && input.leadTokens > 0 ? input.leadTokens : 0;
-  return t >= input.applyFrom - lead && input.gapTokens > input.keepRecentTokens;
+  return t >= input.applyFrom - lead && input.gapTokens > Math.max(input.keepRecentTokens, input.coveredTokens);
 }

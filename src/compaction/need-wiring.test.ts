@@ -122,13 +122,13 @@ describe("a ready summary waits for need", () => {
 });
 
 describe("refresh", () => {
-  test("a waiting summary whose cut fell more than keepRecentTokens behind is replaced by a new job one summary's lead before the apply point", async () => {
+  test("a waiting summary whose cut fell further behind than keepRecentTokens and than it covers is replaced by a new job one summary's lead before the apply point", async () => {
     const { host, builder, finish, runs } = setup();
     await startJob(host); // 60k at t = 0
     host.timers.advance(1_000);
     finish(0); // a summary takes 1 s
     await flush();
-    for (let i = 0; i < 3; i++) builder.applyAll(TURN); // ~3,000 tokens past the summary's cut (keep: 2,000)
+    for (let i = 0; i < 8; i++) builder.applyAll(TURN); // ~10,000 tokens past the summary's cut: more than it covers (~5,000) and than keep (2,000)
     // 2,000 tokens a second: the lead is 2,000/s × 1 s × 1.25 = 2,500; the apply point 90k − 2,000 = 88k.
     for (let tokens = 62_000; tokens <= 84_000; tokens += 2_000) {
       host.timers.advance(1_000);
@@ -150,13 +150,14 @@ describe("refresh", () => {
     expect(r.entries[0]).toMatchObject({ type: "compaction", summary: expect.stringContaining("summary of run 1") });
   });
 
-  test("a summary whose cut is close behind is not refreshed: it is caught up at apply", async () => {
-    const { host, finish, runs } = setup();
+  test("a summary whose cut is close behind (less than it covers) is not refreshed: it is caught up at apply", async () => {
+    const { host, builder, finish, runs } = setup();
     await startJob(host);
     host.timers.advance(1_000);
     finish(0);
     await flush();
-    for (let tokens = 62_000; tokens <= 84_000; tokens += 2_000) {
+    for (let i = 0; i < 3; i++) builder.applyAll(TURN); // ~3,000 tokens past the cut: more than keep, less than it covers
+    for (let tokens = 62_000; tokens <= 86_000; tokens += 2_000) {
       host.timers.advance(1_000);
       host.tokens = tokens;
       await host.turnEnd();

@@ -83,11 +83,14 @@ export function coldTick(cx: StepContext, live: CompactionLive): void {
   requestCompact(cx, live, { jobId: ready.job.jobId, path: "idle_compact" });
 }
 
-/** Tokens between a ready summary's cut and Pi's cut now: what the catch-up digest would stand for. */
-export function gapTokens(cx: StepContext, live: CompactionLive, ready: ReadyJob): number {
+/**
+ * How far behind a ready summary is, in tokens of the raw branch: the gap between its cut and
+ * Pi's cut now (what the catch-up digest would stand for), and what the summary covers before
+ * its cut since the newest compaction.
+ */
+export function summaryLag(cx: StepContext, live: CompactionLive, ready: ReadyJob): { gapTokens: number; coveredTokens: number } {
   const cut = catchUpCut(live.branch(), ready.result.firstKeptEntryId, live.settings().keepRecentTokens, cx.setup.primitives);
-  if (!cut) return 0;
-  let tokens = 0;
-  for (const m of cut.gapMessages) tokens += cx.setup.primitives.estimateTokens(m);
-  return tokens;
+  if (!cut) return { gapTokens: 0, coveredTokens: 0 };
+  const tokens = (messages: readonly unknown[]) => messages.reduce<number>((n, m) => n + cx.setup.primitives.estimateTokens(m as never), 0);
+  return { gapTokens: tokens(cut.gapMessages), coveredTokens: tokens(cut.coveredMessages) };
 }

@@ -13,7 +13,7 @@ import { markedDetails } from "../../compaction/persistence.ts";
 import { compactionNotStarted } from "../../ui/compaction-text.ts";
 import { dispatch, emit, readyJob, startBlocked, startJob, type StepContext } from "./job.ts";
 import { confirmDraft, handoffResult, isSafeIdle, rejectReady, requestCompact, validateReady } from "./ready.ts";
-import { applyDue, gapTokens, recordApplyFrom, reportWaiting } from "./need.ts";
+import { applyDue, recordApplyFrom, reportWaiting, summaryLag } from "./need.ts";
 import type { CompactionLive, ReadyJob, StartRequest } from "./types.ts";
 
 /** `turn_end`'s answer when a draft is handed over: Pi's entries with the compaction after them. */
@@ -77,8 +77,9 @@ function recordPace(cx: StepContext, live: CompactionLive): void {
  * The window opens at the adaptive start: the configured ratio, moved earlier when the context
  * grows faster than a summary takes. Pi's own `compaction.enabled: false` means no automatic
  * start (the command still starts one). With a summary `waiting` for need, a new job replaces it
- * when its cut has fallen more than `keepRecentTokens` behind Pi's and the context is one
- * summary's lead short of where it applies (`refreshDue`): ready just in time.
+ * when its cut has fallen further behind Pi's than `keepRecentTokens` and than what it covers,
+ * and the context is one summary's lead short of where it applies (`refreshDue`): ready just in
+ * time.
  */
 function maybeStart(cx: StepContext, live: CompactionLive, supersede: InvalidationReason | undefined, waiting?: ReadyJob): void {
   const config = cx.setup.config;
@@ -99,10 +100,10 @@ function maybeStart(cx: StepContext, live: CompactionLive, supersede: Invalidati
   if (!isInStartWindow(window)) return emit(cx, { kind: "skipped", reason: "not_in_window" });
   if (waiting) {
     const near = { tokens: usage.tokens, applyFrom: cx.state.applyFrom, leadTokens: leadTokens(cx.state.pace), keepRecentTokens: settings.keepRecentTokens };
-    // The gap is measured only once the context is near: it reads the branch.
-    const gap = refreshDue({ ...near, gapTokens: Number.POSITIVE_INFINITY }) ? gapTokens(cx, live, waiting) : 0;
-    if (!refreshDue({ ...near, gapTokens: gap })) return emit(cx, { kind: "skipped", reason: "busy" });
-    emit(cx, { kind: "refresh", jobId: waiting.job.jobId, gapTokens: gap });
+    // The lag is measured only once the context is near: it reads the branch.
+    const lag = refreshDue({ ...near, gapTokens: Number.POSITIVE_INFINITY, coveredTokens: 0 }) ? summaryLag(cx, live, waiting) : { gapTokens: 0, coveredTokens: 0 };
+    if (!refreshDue({ ...near, ...lag })) return emit(cx, { kind: "skipped", reason: "busy" });
+    emit(cx, { kind: "refresh", jobId: waiting.job.jobId, gapTokens: lag.gapTokens });
     supersede = "superseded";
   }
   const blocked = startBlocked(cx, live, supersede);
