@@ -117,6 +117,10 @@ describe("proposeChains", () => {
     expect(chainsFor([...messages, user("p2", 7)], 1, {}).map((c) => c.chainKey)).toEqual(["chain:batch:a@2"]);
     // The summary is not a prompt after anything: with rollingWindow 1 and no next prompt, nothing yet.
     expect(chainsFor(messages, 1, {})).toEqual([]);
+    // Steps already in a recorded chain (collapsed before the compaction cut into it) render with that chain: no new one.
+    const config = { ...flushConfig, chainCompression: { enabled: true, rollingWindow: 0 } };
+    const recorded = proposeChains({ messages, pairing: pairToolCalls(messages), summaries: {}, aliases: {}, existingChainKeys: new Set(), existingMembers: new Set(["a@2#0", "b@4#0"]), config, protection: protectionMatcher(config) });
+    expect(recorded).toEqual([]);
   });
 
   test("a batch kept raw (its summary was not shorter: an output of error lines only) does not hold its chain back", () => {

@@ -82,6 +82,23 @@ describe("chainCompress", () => {
     expect(chainCompress(out, { state: stateWith({ chains: [chain1] }), config })).toBe(out);
   });
 
+  test("a recorded chain a compaction cut into: what is left of it after Pi's summary collapses with the same text", () => {
+    const summary = { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: 100 } as unknown as (typeof msgs)[number];
+    // Pi kept from message 3 (the chain's second step) on: the head (a@10) is summarized.
+    const cut = [summary, ...msgs.slice(3)];
+    const out = chainCompress(cut, { state: stateWith({ chains: [chain1] }), config });
+    expect(out.map((m) => (m as { role: string }).role)).toEqual(["compactionSummary", "user", "assistant", "user", "assistant", "toolResult", "assistant", "user", "assistant", "toolResult"]);
+    expect(out[1]).toMatchObject({ role: "user", content: [{ type: "text", text: chain1.text }] });
+    // The transcript's system messages may come first (Pi 1.x).
+    const system = { role: "system", content: "prompt", timestamp: 1 } as unknown as (typeof msgs)[number];
+    expect(chainCompress([system, ...cut], { state: stateWith({ chains: [chain1] }), config })[2]).toMatchObject({ role: "user", content: [{ type: "text", text: chain1.text }] });
+    // Not a member at the head, or no summary at the head: left alone.
+    const other = { ...chain1, memberKeys: ["a@10#0"] };
+    expect(chainCompress(cut, { state: stateWith({ chains: [other] }), config })).toBe(cut);
+    const noSummary = msgs.slice(3);
+    expect(chainCompress(noSummary, { state: stateWith({ chains: [chain1] }), config })).toBe(noSummary);
+  });
+
   test("a record that no longer matches exactly is left alone", () => {
     for (const bad of [{ ...chain1, messageCount: 4 }, { ...chain1, toTimestamp: 99 }, { ...chain1, fromTimestamp: 9 }, { ...chain1, firstCallKey: "zz@10#0" }]) {
       expect(chainCompress(msgs, { state: stateWith({ chains: [bad] }), config })).toBe(msgs);
