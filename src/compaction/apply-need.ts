@@ -19,16 +19,14 @@
  * `keepRecentTokens` and what the summary covers is refreshed instead, by a new job started one
  * summary's lead before the apply point (`refreshDue`).
  */
+import type { RoomInput } from "./threshold-decision.ts";
+
 /** The margin below Pi's threshold is this many times the largest recent per-turn growth (one turn ahead). */
 export const NEED_GROWTH_FACTOR = 1;
 
-export interface ApplyNeedInput {
-  /** Context tokens now (Pi's usage); unknown: not near anything. */
-  tokens: number | null | undefined;
-  contextWindow: number;
+/** `tokens`: the context now (Pi's usage; unknown: not near anything); `maxTurnGrowth`: the largest recent per-turn growth. */
+export interface ApplyNeedInput extends Pick<RoomInput, "tokens" | "contextWindow" | "maxTurnGrowth"> {
   reserveTokens: number;
-  /** Largest recent per-turn growth of the context (0 when none observed). */
-  maxTurnGrowth: number;
   /** The prompt cache is already lost (`cacheIsCold`). */
   cacheCold: boolean;
 }

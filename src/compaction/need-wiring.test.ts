@@ -4,8 +4,8 @@
  * fell far behind is refreshed.
  */
 import { describe, expect, test } from "bun:test";
-import { FakeHost, flush, scriptedAdapter } from "../../test/support/compaction/fake-pi.ts";
-import { atThreshold, setup, startJob, TURN } from "../../test/support/compaction/wiring-setup.ts";
+import { type FakeHost, flush } from "../../test/support/compaction/fake-pi.ts";
+import { atThreshold, readyAcrossRestart, setup, startJob, TURN } from "../../test/support/compaction/wiring-setup.ts";
 import { COLD_SLACK_MS } from "./apply-need.ts";
 
 /** A model whose cache entries live `seconds` (Anthropic's rule, the model's own lifetime). */
@@ -102,13 +102,7 @@ describe("a ready summary waits for need", () => {
   });
 
   test("restored after a restart with the cache still warm: waits; applied once it is cold", async () => {
-    const { host, finish } = setup();
-    await startJob(host);
-    host.pendingMessages = true;
-    finish(0);
-    await flush();
-    await host.fire("agent_end", { messages: [] });
-    const again = new FakeHost({ sm: host.sm, adapter: scriptedAdapter().adapter });
+    const { again } = await readyAcrossRestart();
     withCacheLifetime(again, 60);
     const lastAnswer = Math.max(...again.sm.getBranch().flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? [e.message.timestamp] : [])));
     again.timers.now = lastAnswer + 20_000; // resumed 20 s after the last request
