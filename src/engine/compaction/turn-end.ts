@@ -95,7 +95,7 @@ function maybeStart(cx: StepContext, live: CompactionLive, supersede: Invalidati
       ? configuredStart
       : adaptiveStartTokens({ pace: cx.state.pace, contextWindow: usage.contextWindow, reserveTokens: settings.reserveTokens, keepRecentTokens: settings.keepRecentTokens, configuredStart });
   const window = { tokens: usage.tokens, contextWindow: usage.contextWindow, startRatio: config.startRatio, reserveTokens: settings.reserveTokens, startTokens };
-  // The pruning side holds its budget flush inside this window (`cooperation.ts`).
+  // The outlook shows this window to the pruning side (`cooperation.ts`).
   cx.state = { ...cx.state, startWindow: startWindowBounds(window) };
   if (!isInStartWindow(window)) return emit(cx, { kind: "skipped", reason: "not_in_window" });
   if (waiting) {
