@@ -45,6 +45,13 @@ export function maxTurnGrowth(pace: Pace): number {
   return max;
 }
 
+/** Average growth per turn over the recent series (tokens); 0 with fewer than two samples. */
+export function growthPerTurn(pace: Pace): number {
+  const n = pace.turns.length;
+  if (n < 2) return 0;
+  return Math.max(0, (pace.turns[n - 1].tokens - pace.turns[0].tokens) / (n - 1));
+}
+
 /** Average growth rate over the recent series (tokens per ms); 0 when unknown. */
 export function growthPerMs(pace: Pace): number {
   const first = pace.turns[0];
@@ -56,6 +63,11 @@ export function growthPerMs(pace: Pace): number {
 /** The slowest recent summary, or the default before any finished. */
 export function expectedLatencyMs(pace: Pace): number {
   return pace.latenciesMs.length > 0 ? Math.max(...pace.latenciesMs) : DEFAULT_EXPECTED_LATENCY_MS;
+}
+
+/** Tokens the context grows while a summary is made (growth rate × slowest recent latency × safety). */
+export function leadTokens(pace: Pace): number {
+  return growthPerMs(pace) * expectedLatencyMs(pace) * LEAD_SAFETY;
 }
 
 export interface AdaptiveStartInput {
@@ -81,7 +93,7 @@ export function adaptiveStartTokens(input: AdaptiveStartInput): number {
   const threshold = input.contextWindow - input.reserveTokens;
   // An empty configured window (START_RATIO 1, or a reserve larger than the gap) stays empty.
   if (input.configuredStart >= threshold) return input.configuredStart;
-  const lead = growthPerMs(input.pace) * expectedLatencyMs(input.pace) * LEAD_SAFETY;
+  const lead = leadTokens(input.pace);
   const floor = startFloor(input);
   const early = Math.max(floor, Math.floor(threshold - lead));
   return Math.min(input.configuredStart, early);

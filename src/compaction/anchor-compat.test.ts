@@ -85,6 +85,7 @@ describe("pi-async-compaction adapters", () => {
     builder.applyAll(TURN); // the loop went on: kept raw after the snapshot
     const piCut = prepareCompaction(builder.sm.getBranch(), host.settings, piCompactionPrimitives)!.firstKeptEntryId;
     expect(piCut).not.toBe(anchor.runs[0].prepared.firstKeptEntryId);
+    host.tokens = 90_000; // at Pi's threshold: the summary is due
     const r = await host.turnEnd();
     const [draft] = r.entries;
     // Caught up to Pi's cut now; the adapter's summary leads, its layout untouched (no Pi file tags to extend).

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { flush } from "../../test/support/compaction/fake-pi.ts";
-import { setup, startJob } from "../../test/support/compaction/wiring-setup.ts";
+import { atThreshold, setup, startJob } from "../../test/support/compaction/wiring-setup.ts";
 
 async function readyWhileBusy() {
   const s = setup();
@@ -20,6 +20,7 @@ describe("re-validation before ctx.compact()", () => {
     const { host } = await readyWhileBusy();
     host.settings = { ...host.settings, keepRecentTokens: host.settings.keepRecentTokens + 1 };
     host.idle = true;
+    atThreshold(host);
     await host.fire("agent_end", { messages: [] });
     host.timers.advance(0);
     expect(host.compactCalls).toHaveLength(0);
@@ -50,6 +51,7 @@ describe("re-validation before ctx.compact()", () => {
     const { host, finish } = setup();
     await startJob(host);
     host.idle = true;
+    atThreshold(host);
     host.thinkingLevel = "high"; // changed without an event: only the apply checks can see it
     finish(0);
     await flush();

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { flush } from "../../test/support/compaction/fake-pi.ts";
 import { setup, startJob } from "../../test/support/compaction/wiring-setup.ts";
-import { budgetFlushHold, type CompactionOutlook, compactionStopsWarming } from "./cooperation.ts";
+import { budgetFlushHold, type CompactionOutlook, compactionStopsWarming, FLUSH_PAYBACK_REQUESTS, requestsUntilCompaction } from "./cooperation.ts";
 
 describe("budgetFlushHold", () => {
   test("no compaction: never held", () => {
@@ -10,9 +10,9 @@ describe("budgetFlushHold", () => {
     expect(budgetFlushHold({ outlook: { job: "none", handoffs: 2 }, handoffsSeen: 2 })).toEqual({ hold: false });
   });
 
-  test("a pending or ready job holds the budget flush (its apply is imminent)", () => {
+  test("before any turn end worked out where a summary applies, a pending or ready job holds the budget flush", () => {
     expect(budgetFlushHold({ outlook: { job: "pending", handoffs: 0 }, handoffsSeen: 0 })).toEqual({ hold: true, why: "compaction_imminent" });
-    expect(budgetFlushHold({ outlook: { job: "ready", handoffs: 0 }, handoffsSeen: 0 })).toEqual({ hold: true, why: "compaction_imminent" });
+    expect(budgetFlushHold({ outlook: { job: "ready", handoffs: 0 }, handoffsSeen: 0, contextTokens: 40_000 })).toEqual({ hold: true, why: "compaction_imminent" });
   });
 
   test("a new handoff re-bases the budget once, then the flush may fire again", () => {
@@ -21,26 +21,36 @@ describe("budgetFlushHold", () => {
     expect(budgetFlushHold({ outlook: { job: "none", handoffs: 1 }, handoffsSeen: 1 })).toEqual({ hold: false });
   });
 
-  test("inside the start window a job starts at this turn end: held; outside it, or with no window, not", () => {
-    const outlook: CompactionOutlook = { job: "none", handoffs: 0, startWindow: { lower: 55_000, upper: 93_616 } };
-    expect(budgetFlushHold({ outlook, handoffsSeen: 0, contextTokens: 56_000 })).toEqual({ hold: true, why: "compaction_starting" });
-    expect(budgetFlushHold({ outlook, handoffsSeen: 0, contextTokens: 55_000 })).toEqual({ hold: false });
-    expect(budgetFlushHold({ outlook, handoffsSeen: 0, contextTokens: 95_000 })).toEqual({ hold: false });
-    expect(budgetFlushHold({ outlook, handoffsSeen: 0 })).toEqual({ hold: false });
-    expect(budgetFlushHold({ outlook: { job: "none", handoffs: 0 }, handoffsSeen: 0, contextTokens: 56_000 })).toEqual({ hold: false });
+  test("from the size where a summary applies (Pi's own compaction comes there too) the flush is held; below it a waiting job holds nothing", () => {
+    const at = (job: CompactionOutlook["job"], contextTokens?: number) => budgetFlushHold({ outlook: { job, handoffs: 0, applyFrom: 88_800, startWindow: { lower: 36_384, upper: 93_616 } }, handoffsSeen: 0, ...(contextTokens !== undefined ? { contextTokens } : {}) });
+    for (const job of ["none", "pending", "ready"] as const) {
+      expect(at(job, 88_800)).toEqual({ hold: true, why: "compaction_imminent" });
+      expect(at(job, 95_000)).toEqual({ hold: true, why: "compaction_imminent" });
+      // A job started (or ready) far below Pi's threshold waits for need: a flush now pays as with no job.
+      expect(at(job, 50_000)).toEqual({ hold: false });
+    }
+    // Context size unknown: as before any turn end.
+    expect(at("ready")).toEqual({ hold: true, why: "compaction_imminent" });
+    expect(at("none")).toEqual({ hold: false });
   });
 
-  test("property: a budget flush never fires in the turn a handoff is first seen, while a job is pending or ready, nor where one starts", () => {
+  test("with too few turns left before the compaction for a rewrite to pay back, the flush is held too", () => {
+    const at = (contextTokens: number) => budgetFlushHold({ outlook: { job: "none", handoffs: 0, applyFrom: 88_800, growthPerTurn: 4_000 }, handoffsSeen: 0, contextTokens });
+    expect(at(88_800 - FLUSH_PAYBACK_REQUESTS * 4_000)).toEqual({ hold: true, why: "compaction_imminent" });
+    expect(at(88_800 - FLUSH_PAYBACK_REQUESTS * 4_000 - 1)).toEqual({ hold: false });
+  });
+
+  test("property: a budget flush never fires in the turn a handoff is first seen, nor where a compaction applies", () => {
     const outlook = fc.record(
-      { job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(5), startWindow: fc.record({ lower: fc.nat(100_000), upper: fc.nat(100_000) }) },
+      { job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(5), applyFrom: fc.nat(100_000), growthPerTurn: fc.nat(10_000), startWindow: fc.record({ lower: fc.nat(100_000), upper: fc.nat(100_000) }) },
       { requiredKeys: ["job", "handoffs"] },
     );
     fc.assert(
       fc.property(outlook, fc.nat(5), fc.option(fc.nat(120_000), { nil: undefined }), (o: CompactionOutlook, seen, contextTokens) => {
         const h = budgetFlushHold({ outlook: o, handoffsSeen: seen, contextTokens });
-        const w = o.startWindow;
-        const starting = w !== undefined && contextTokens !== undefined && contextTokens > w.lower && contextTokens <= w.upper;
-        expect(h.hold).toBe(o.handoffs !== seen || o.job !== "none" || starting);
+        const left = requestsUntilCompaction(o, contextTokens);
+        const imminent = o.applyFrom !== undefined && contextTokens !== undefined ? contextTokens >= o.applyFrom || (left !== undefined && left <= FLUSH_PAYBACK_REQUESTS) : o.job !== "none";
+        expect(h.hold).toBe(o.handoffs !== seen || imminent);
       }),
     );
   });
@@ -57,15 +67,19 @@ describe("compactionStopsWarming", () => {
 });
 
 describe("CompactionController.outlook", () => {
-  test("pending, ready, then handed off (a draft): none, one handoff; the start window of the last turn end", async () => {
+  test("pending, ready, then handed off (a draft): none, one handoff; the start window and the apply point of the last turn end", async () => {
     const { host, finish } = setup();
     expect(host.controller.outlook()).toEqual({ job: "none", handoffs: 0 });
     await startJob(host);
-    // Window 100k, START_RATIO 0.5, reserve 10k (wiring-setup.ts).
-    expect(host.controller.outlook()).toEqual({ job: "pending", handoffs: 0, startWindow: { lower: 50_000, upper: 90_000 } });
+    // Window 100k, START_RATIO 0.5, reserve 10k (wiring-setup.ts); one turn seen: no growth yet, the apply point is Pi's threshold.
+    expect(host.controller.outlook()).toEqual({ job: "pending", handoffs: 0, startWindow: { lower: 50_000, upper: 90_000 }, applyFrom: 90_000, growthPerTurn: 0 });
     finish(0);
     await flush();
     expect(host.controller.outlook()).toMatchObject({ job: "ready", handoffs: 0 });
+    host.tokens = 64_000; // a turn of 4,000: the apply point moves that far below the threshold
+    await host.turnEnd();
+    expect(host.controller.outlook()).toMatchObject({ job: "ready", handoffs: 0, applyFrom: 86_000, growthPerTurn: 4_000 });
+    host.tokens = 86_000;
     await host.turnEnd();
     expect(host.controller.outlook()).toMatchObject({ job: "none", handoffs: 1 });
     await host.fire("agent_end", { messages: [] });

@@ -3,16 +3,20 @@
  * write. This is the compaction side's small, pure interface to the pruning budget trigger
  * (the mid-loop flush), so that the two together cost at most one rewrite in a window:
  *
- * - while a job is pending or ready, its apply is imminent and will replace the prefix a
- *   budget flush would rewrite (and re-summarize what the compaction summary covers): hold
- *   the flush;
- * - the same when the context is inside the window where a job starts at this very turn end
- *   (the keeper's handler runs first): the flush and the job's apply would be two rewrites a
- *   few requests apart;
+ * - a ready summary is applied when the context needs it (`apply-need.ts`: from `applyFrom`,
+ *   just below Pi's threshold), and Pi compacts on its own there when no summary is ready: from
+ *   that size on a compaction is imminent and replaces the prefix a budget flush would rewrite
+ *   (and covers what the flush would summarize), so the flush is held — and from a little
+ *   earlier, when the turns left before it are too few for any rewrite to pay back
+ *   (`FLUSH_PAYBACK_REQUESTS`);
+ * - below it a job pending or ready is no reason to hold: its summary waits for need, and a
+ *   flush now pays for itself before that apply as it would with no job at all;
  * - once a job has been handed to Pi, count the budget from the context after the apply,
  *   not from before it (nor from zero), and skip that turn.
  *
- * The request-end flush (the end of a tool loop) is not held: the loop is over.
+ * Before any turn end has worked out `applyFrom`, a pending or ready job holds the flush as
+ * before (its apply may be imminent). The request-end flush (the end of a tool loop) is not
+ * held: the loop is over.
  */
 
 /** What the pruning side may know about async compaction (`CompactionController.outlook()`). */
@@ -25,6 +29,13 @@ export interface CompactionOutlook {
    * turn end; absent when none would start (disabled, Pi's compaction off, the last start failed).
    */
   startWindow?: { lower: number; upper: number };
+  /**
+   * Context size from which a ready summary is applied (Pi's threshold less the margin of
+   * `apply-need.ts`), as of the last turn end; absent when nothing compacts on its own.
+   */
+  applyFrom?: number;
+  /** The context's average growth per turn over the recent turns (tokens), as of the last turn end. */
+  growthPerTurn?: number;
 }
 
 export interface BudgetFlushHoldInput {
@@ -32,32 +43,61 @@ export interface BudgetFlushHoldInput {
   outlook: CompactionOutlook | undefined;
   /** `handoffs` when the pruning side last re-based its budget. */
   handoffsSeen: number;
-  /** Context tokens now (for `startWindow`); unknown: not compared. */
+  /** Context tokens now (compared with `applyFrom`); unknown: not compared. */
   contextTokens?: number;
 }
 
 export type BudgetFlushHold =
   | { hold: false }
+  /** A compaction applies at this size (a ready summary, or Pi's own), or a job's apply may be imminent (no `applyFrom` known yet). */
   | { hold: true; why: "compaction_imminent" }
-  /** A job starts at this turn end (the context is inside its start window). */
-  | { hold: true; why: "compaction_starting" }
   /** Re-base the budget on the current context size and remember `handoffs`. */
   | { hold: true; why: "compaction_applied"; rebaseline: true; handoffs: number };
+
+/**
+ * A rewrite that removes as many tokens as it rewrites pays back after write/read price
+ * requests: 12.5 at Anthropic's (1.25 and 0.1). With fewer requests left before a compaction
+ * replaces the prefix, a budget flush cannot pay: it is held, not run to be deferred by the gate
+ * (a deferred flush still moves the frozen boundary over the running loop, which then holds
+ * back that loop's own chain at its end).
+ */
+export const FLUSH_PAYBACK_REQUESTS = 12;
 
 export function budgetFlushHold(input: BudgetFlushHoldInput): BudgetFlushHold {
   const o = input.outlook;
   if (!o) return { hold: false };
   if (o.handoffs !== input.handoffsSeen) return { hold: true, why: "compaction_applied", rebaseline: true, handoffs: o.handoffs };
-  if (o.job === "pending" || o.job === "ready") return { hold: true, why: "compaction_imminent" };
   const t = input.contextTokens;
-  if (o.startWindow && t !== undefined && t > o.startWindow.lower && t <= o.startWindow.upper) return { hold: true, why: "compaction_starting" };
+  if (o.applyFrom !== undefined && t !== undefined) {
+    if (t >= o.applyFrom) return { hold: true, why: "compaction_imminent" };
+    const left = requestsUntilCompaction(o, t);
+    return left !== undefined && left <= FLUSH_PAYBACK_REQUESTS ? { hold: true, why: "compaction_imminent" } : { hold: false };
+  }
+  if (o.job === "pending" || o.job === "ready") return { hold: true, why: "compaction_imminent" };
   return { hold: false };
 }
 
 /**
- * Idle cache warming keeps the current prefix alive; a compaction about to apply discards
- * it (the prefix after it starts with the summary). Turns Pi's "warm" into "stop" while a job
- * is pending or ready; never turns "stop" into "warm".
+ * How many requests a rewrite of old history pays back over before a compaction replaces the
+ * prefix anyway: the turns until the context, growing as it has lately, reaches `applyFrom`
+ * (at least 1: the request about to be sent). The gate counts no more requests than this
+ * (`DisciplineFacts.horizonCap`): a flush that pays back only after the compaction is a second
+ * rewrite for nothing. Undefined when no compaction is foreseen (none applies on its own, or the
+ * context is not growing).
+ */
+export function requestsUntilCompaction(outlook: CompactionOutlook | undefined, contextTokens: number | undefined): number | undefined {
+  if (!outlook || outlook.applyFrom === undefined || contextTokens === undefined) return undefined;
+  const growth = outlook.growthPerTurn;
+  if (growth === undefined || !(growth > 0)) return undefined;
+  return Math.max(1, Math.ceil((outlook.applyFrom - contextTokens) / growth));
+}
+
+/**
+ * Idle cache warming keeps the current prefix alive; a compaction discards it (the prefix after
+ * it starts with the summary). While a job is pending or ready its summary is applied once the
+ * idle cache has expired (`apply-need.ts`): the next prompt then writes the compacted context,
+ * smaller than the one warming would keep. Turns Pi's "warm" into "stop" while a job is pending
+ * or ready; never turns "stop" into "warm".
  */
 export function compactionStopsWarming(outlook: CompactionOutlook | undefined, piAction: "warm" | "stop"): boolean {
   return piAction === "warm" && outlook !== undefined && outlook.job !== "none";

@@ -10,6 +10,7 @@ export type ApplyOutcome =
   | "rejected" // validation failed; Pi falls back to its own compaction
   | "failed" // Pi reported an error after handoff
   | "deferred" // not idle / queued messages; stays ready
+  | "waiting" // ready, but the context does not need it yet (`apply-need.ts`); stays ready
   | "upgraded"; // a late job's summary was written as the upgrade of the digest applied in its place
 
 export type LifecycleEvent =
@@ -21,6 +22,8 @@ export type LifecycleEvent =
   | { kind: "at_compact"; jobId: string; trigger: string; decision: "cancel" | "wait" | "fallback"; tokens?: number; waitedMs?: number; waitEnd?: "settled" | "timeout" | "aborted" }
   /** A ready job's cut moved to Pi's cut at apply time; the gap went into an extractive digest (`catch-up.ts`). */
   | { kind: "catch_up"; jobId: string; fromEntryId: string; toEntryId: string; gapMessages: number }
+  /** A summary waiting for need fell too far behind (`gapTokens` past its cut): a new job replaces it (`apply-need.ts`). */
+  | { kind: "refresh"; jobId: string; gapTokens: number }
   | { kind: "diagnostic"; message: string };
 
 export type LifecycleListener = (event: LifecycleEvent) => void;

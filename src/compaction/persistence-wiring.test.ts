@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { READY_ENTRY_TYPE } from "./persistence.ts";
 import { FakeHost, flush, scriptedAdapter } from "../../test/support/compaction/fake-pi.ts";
-import { setup, startJob } from "../../test/support/compaction/wiring-setup.ts";
+import { atThreshold, readyAcrossRestart, setup, startJob } from "../../test/support/compaction/wiring-setup.ts";
 
 describe("persistence", () => {
   test("a ready summary is persisted at agent_end and restored after a restart", async () => {
@@ -20,18 +20,14 @@ describe("persistence", () => {
     await again.fire("session_start", { reason: "resume" });
     expect(again.state()).toMatchObject({ kind: "ready", persisted: true, result: { summary: "summary of run 0" } });
     again.idle = false;
+    atThreshold(again);
     const r = await again.turnEnd();
     expect(r.entries[0].summary).toBe("summary of run 0");
   });
 
-  test("restored while idle: applied right away through Pi's compaction flow", async () => {
-    const { host, finish } = setup();
-    await startJob(host);
-    host.pendingMessages = true;
-    finish(0);
-    await flush();
-    await host.fire("agent_end", { messages: [] });
-    const again = new FakeHost({ sm: host.sm, adapter: scriptedAdapter().adapter });
+  test("restored while idle with the context at Pi's threshold: applied right away through Pi's compaction flow", async () => {
+    const { again } = await readyAcrossRestart();
+    atThreshold(again);
     await again.fire("session_start", { reason: "resume" });
     expect(again.compactCalls).toHaveLength(0); // on the next macrotask, not inside session_start
     again.timers.advance(0);
@@ -71,6 +67,7 @@ describe("persistence", () => {
     const a = await persistReady();
     a.host.pendingMessages = false;
     a.host.idle = false;
+    atThreshold(a.host);
     await a.host.turnEnd(); // applied as a draft after the stored entry
     const resumedA = new FakeHost({ sm: a.host.sm, adapter: scriptedAdapter().adapter });
     await resumedA.fire("session_start", { reason: "resume" });
@@ -86,13 +83,7 @@ describe("persistence", () => {
   });
 
   test("a restored summary that no longer validates is staled with its reason", async () => {
-    const { host, finish } = setup();
-    await startJob(host);
-    host.pendingMessages = true;
-    finish(0);
-    await flush();
-    await host.fire("agent_end", { messages: [] });
-    const again = new FakeHost({ sm: host.sm, adapter: scriptedAdapter().adapter });
+    const { again } = await readyAcrossRestart();
     again.model = { ...again.model, id: "other-model" };
     await again.fire("session_start", { reason: "resume" });
     expect(again.state()).toMatchObject({ kind: "stale", reason: "model_changed" });

@@ -198,6 +198,8 @@ export interface CatchUpCut {
   firstKeptEntryId: string;
   /** The messages between the old cut and the new one, in order (what the old summary lacks). */
   gapMessages: AgentMessage[];
+  /** The messages before the old cut since the newest compaction (what the old summary covers of the raw branch). */
+  coveredMessages: AgentMessage[];
 }
 
 /**
@@ -218,7 +220,7 @@ export function catchUpCut(
   const cut = findCut(entries, from, entries.length, keepRecentTokens, prims);
   const firstKept = entries[cut.firstKeptEntryIndex]?.sourceEntry;
   if (cut.firstKeptEntryIndex <= from || !firstKept?.id) return undefined;
-  return { firstKeptEntryId: firstKept.id, gapMessages: summarizableMessages(entries.slice(from, cut.firstKeptEntryIndex)) };
+  return { firstKeptEntryId: firstKept.id, gapMessages: summarizableMessages(entries.slice(from, cut.firstKeptEntryIndex)), coveredMessages: summarizableMessages(entries.slice(0, from)) };
 }
 
 /**

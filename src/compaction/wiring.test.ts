@@ -5,7 +5,7 @@ import { flush } from "../../test/support/compaction/fake-pi.ts";
 import { piCompactionPrimitives } from "../host/compaction-runtime.ts";
 import { DIGEST_HEADING } from "./catch-up.ts";
 import { prepareCompaction } from "./prepare.ts";
-import { setup, startJob, TURN } from "../../test/support/compaction/wiring-setup.ts";
+import { atThreshold, setup, startJob, TURN } from "../../test/support/compaction/wiring-setup.ts";
 
 describe("starting", () => {
   test("turn_end outside the window starts nothing; inside starts one job", async () => {
@@ -35,6 +35,7 @@ describe("status line", () => {
     await host.turnEnd(); // still pending: same text, not sent again
     finish(0);
     await flush();
+    atThreshold(host);
     await host.turnEnd(); // draft handed over (status stays "ready" until confirmed)
     await host.fire("agent_end", { messages: [] }); // confirmed: cleared
     await host.fire("agent_end", { messages: [] });
@@ -67,6 +68,7 @@ describe("apply paths", () => {
     const keptFrom = branch.findIndex((e) => e.id === piCut);
     expect(keptFrom).toBeGreaterThan(branch.findIndex((e) => e.id === jobCut));
 
+    atThreshold(host);
     const result = await host.turnEnd();
     expect(result.entries).toHaveLength(1);
     const draft = result.entries[0];
@@ -92,6 +94,7 @@ describe("apply paths", () => {
     const { host, finish } = setup();
     await startJob(host);
     host.idle = true;
+    atThreshold(host);
     finish(0);
     await flush();
     expect(host.compactCalls).toHaveLength(1);
@@ -134,6 +137,7 @@ describe("apply paths", () => {
     await startJob(host);
     finish(0);
     await flush();
+    atThreshold(host);
     await host.fire("agent_end", { messages: [] });
     host.timers.advance(0); // first check on the next macrotask: still busy
     host.timers.advance(25 * 5);
@@ -170,6 +174,7 @@ describe("races and invalidation", () => {
     expect(await host.turnEnd("error")).toBeUndefined();
     expect(host.state()).toMatchObject({ kind: "ready" });
     expect(host.sm.getBranch().some((e) => e.type === "compaction")).toBe(false);
+    atThreshold(host);
     const r = await host.turnEnd();
     expect(r.entries[0].type).toBe("compaction");
   });
@@ -210,6 +215,7 @@ describe("races and invalidation", () => {
     // A message so large that even caught up to Pi's cut (which keeps it whole) the context after
     // the apply exceeds window - reserve (90k tokens = 360k chars).
     builder.apply({ op: "user", chars: 380_000 });
+    atThreshold(host);
     await host.turnEnd();
     expect(host.events).toContainEqual({ kind: "apply", jobId: "job-1", path: "turn_end_draft", outcome: "rejected", reason: "too_large" });
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "transition", jobId: "job-2", from: "stale", to: "pending", cause: "superseded", reason: "superseded" }));
@@ -225,6 +231,7 @@ describe("races and invalidation", () => {
     // 100k tokens appended after the snapshot: over window - reserve from the job's cut, not from Pi's.
     for (let i = 0; i < 4; i++) builder.apply({ op: "user", chars: 100_000 });
     const lastMessage = host.sm.getLeafId(); // Pi's cut keeps it whole (25k tokens > keep)
+    atThreshold(host);
     const r = await host.turnEnd();
     expect(host.events.some((e) => e.kind === "apply" && e.outcome === "rejected")).toBe(false);
     expect(host.events).toContainEqual(expect.objectContaining({ kind: "catch_up", jobId: "job-1" }));

@@ -295,6 +295,7 @@ function nextChainStarts(draft: FlushDraft, world: readonly ContextMessage[], lo
     summaries: draft.summaries,
     aliases: { ...state.frontier.aliases, ...proposal.aliases },
     existingChainKeys: new Set([...state.frontier.compressedChains, ...proposal.chains].map((c) => c.chainKey)),
+    existingMembers: new Set([...state.frontier.compressedChains, ...proposal.chains].flatMap((c) => c.memberKeys)),
     config,
     protection: protectionMatcher(config),
   });

@@ -31,6 +31,8 @@ import { renderAhead, renderWithMemo, type RenderMemo } from "./render-memo.ts";
 import { keeperRender, type KeeperRenderInput, type PartFault } from "./render.ts";
 import { emptyWireLog, wireLogOnAnswer, type WireLog } from "./wire-log.ts";
 import { initialCompactionState, type CompactionState } from "./compaction/types.ts";
+import { outlookOf } from "./compaction/job.ts";
+import { requestsUntilCompaction } from "../compaction/cooperation.ts";
 import type { FlushDecision } from "../flush/plan.ts";
 import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
 
@@ -271,13 +273,24 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
     now: input.now,
     ...(capture ? { capture } : {}),
     ...(discipline && input.facts
-      ? { discipline: { cache: settings.cache, facts: input.facts, label: input.label, sent: rememberedSent(state, world) } }
+      ? { discipline: { cache: settings.cache, facts: untilCompaction(input.facts, state.compaction, settings.cache.horizonCap), label: input.label, sent: rememberedSent(state, world) } }
       : {}),
     ...(input.recall ? { recall: { index: state.recall, ...(input.recall.spill ? { spill: input.recall.spill } : {}) } } : {}),
     ...(input.renders ? { renders: input.renders } : {}),
     ...(input.faults ? { faults: input.faults } : {}),
   });
   return { state: adoptFlush(state, result), result };
+}
+
+/**
+ * The flush's cache facts with the gate's horizon cut to the requests left before a compaction
+ * replaces the prefix (`requestsUntilCompaction`): a rewrite must pay back before then.
+ */
+function untilCompaction(facts: DisciplineFacts, compaction: CompactionState, defaultCap: number): DisciplineFacts {
+  const left = requestsUntilCompaction(outlookOf(compaction), facts.context?.tokens);
+  const cap = facts.horizonCap ?? defaultCap;
+  // The horizon counts the request about to be sent plus at most `cap` after it.
+  return left === undefined || left - 1 >= cap ? facts : { ...facts, horizonCap: left - 1 };
 }
 
 /** Whether every call a capture holds is still in the branch (its batches can still be stubbed). */

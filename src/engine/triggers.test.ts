@@ -1,7 +1,7 @@
 /**
- * The budget trigger at a turn end, with async compaction's outlook: held while a job is
- * pending or ready or starts at this turn end, re-based on the compacted context after a handoff, unchanged without
- * compaction.
+ * The budget trigger at a turn end, with async compaction's outlook: held where a compaction
+ * applies (from `applyFrom`, or while a job is pending or ready before that is known),
+ * re-based on the compacted context after a handoff, unchanged without compaction.
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
@@ -30,10 +30,11 @@ describe("budgetStep", () => {
     expect(step(10_000 + 2 * BUDGET, { job: "ready", handoffs: 0 })).toEqual({ fire: false, base });
   });
 
-  test("where a job starts at this turn end (its start window), the flush is held, base unchanged", () => {
-    const startWindow = { lower: BUDGET - 1_000, upper: WINDOW - 16_384 };
-    expect(step(BUDGET, { job: "none", handoffs: 0, startWindow })).toEqual({ fire: false, base });
-    expect(step(BUDGET, { job: "none", handoffs: 0, startWindow: { lower: BUDGET, upper: WINDOW } })).toEqual({ fire: true, base });
+  test("where a compaction applies (applyFrom) the flush is held whatever the job; below it a waiting job holds nothing", () => {
+    for (const job of ["none", "pending", "ready"] as const) {
+      expect(step(BUDGET, { job, handoffs: 0, applyFrom: BUDGET })).toEqual({ fire: false, base });
+      expect(step(BUDGET, { job, handoffs: 0, applyFrom: BUDGET + 1 })).toEqual({ fire: true, base });
+    }
   });
 
   test("a new handoff re-bases on the compacted context and skips that turn; the count then runs from there", () => {
@@ -43,14 +44,18 @@ describe("budgetStep", () => {
     expect(step(BUDGET, { job: "none", handoffs: 1 }, after.base).fire).toBe(true);
   });
 
-  test("property: it fires only when there is no job, no unseen handoff, and the plain rule fires", () => {
-    const outlook = fc.option(fc.record({ job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(3) }), { nil: undefined });
+  test("property: it fires only below where a compaction applies (or with no job, before that is known), with no unseen handoff, when the plain rule fires", () => {
+    const outlook = fc.option(
+      fc.record({ job: fc.constantFrom("none" as const, "pending" as const, "ready" as const), handoffs: fc.nat(3), applyFrom: fc.nat(400_000) }, { requiredKeys: ["job", "handoffs"] }),
+      { nil: undefined },
+    );
     fc.assert(
       fc.property(fc.nat(400_000), fc.nat(400_000), fc.nat(3), outlook, (tokens, last, seen, o) => {
         const from = { tokensAtLastFlush: last, handoffsSeen: seen };
         const out = step(tokens, o, from);
         const plain = budgetTriggerFires({ settings: DEFAULT_SETTINGS, contextTokens: tokens, tokensAtLastFlush: last, contextWindow: WINDOW });
-        const clear = o === undefined || (o.job === "none" && o.handoffs === seen);
+        const below = o === undefined || (o.applyFrom !== undefined ? tokens < o.applyFrom : o.job === "none");
+        const clear = o === undefined || (below && o.handoffs === seen);
         expect(out.fire).toBe(clear && plain);
         if (o !== undefined && o.handoffs !== seen) expect(out.base).toEqual({ tokensAtLastFlush: tokens, handoffsSeen: o.handoffs });
         else expect(out.base).toEqual(from);

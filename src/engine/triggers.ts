@@ -4,7 +4,7 @@
  * - request end: an assistant message that stops without tool calls closes the user's request;
  * - budget: inside a tool loop, once the context fills min(fraction × window, maxTokens) tokens
  *   and grew by a quarter of that since the last flush (`src/flush/budget-trigger.ts`); held
- *   while an async compaction apply is imminent, re-based after one (`budgetStep`);
+ *   where a compaction applies (just below Pi's threshold), re-based after one (`budgetStep`);
  * - cold cache: the cached prefix is already lost (TTL, model, thinking, tools, compaction),
  *   so every rewrite is free: re-plan before the request renders (see `coldReplanDue`).
  */
@@ -58,9 +58,10 @@ export interface BudgetStepInput {
 
 /**
  * The budget trigger at a turn end, cooperating with async compaction (one cache rewrite per
- * window, `src/compaction/cooperation.ts`): no budget flush while a compaction job is pending
- * or ready, or starts at this turn end (its apply replaces the prefix the flush would rewrite); after a handoff the budget
- * counts from the compacted context, and that turn does not fire.
+ * window, `src/compaction/cooperation.ts`): no budget flush where a compaction applies (from
+ * the outlook's `applyFrom`, just below Pi's threshold: its apply replaces the prefix the flush
+ * would rewrite); after a handoff the budget counts from the compacted context, and that turn
+ * does not fire.
  */
 export function budgetStep(input: BudgetStepInput): { fire: boolean; base: BudgetBase } {
   const hold = budgetFlushHold({ outlook: input.compaction, handoffsSeen: input.base.handoffsSeen, contextTokens: input.contextTokens });

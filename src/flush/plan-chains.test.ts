@@ -116,6 +116,28 @@ describe("proposeChains", () => {
     expect(lines.find((l) => l.startsWith("- bash("))).toBe("- bash(command=ls out) (failed) ref=l@2#0");
   });
 
+  test("a loop whose prompt a compaction summarized (the context opens mid-loop with the summary) collapses like any other", () => {
+    // Pi's context after a compaction cut inside a loop: the summary, then the loop's kept steps.
+    const summary = { role: "compactionSummary", summary: "## Goal\nread the files", tokensBefore: 90_000, timestamp: 1 } as unknown as ContextMessage;
+    const messages: ContextMessage[] = [
+      summary,
+      assistant([call("a", "read", { path: "a.ts" })], 2),
+      result("a", "read", "tiny a", 3),
+      assistant([call("b", "read", { path: "b.ts" })], 4),
+      result("b", "read", "tiny b", 5),
+      assistant([text("both read")], 6),
+    ];
+    // At the flush of its final answer (rollingWindow 0), and once the next prompt came (rollingWindow 1).
+    expect(chainsFor(messages, 0, {}).map((c) => c.chainKey)).toEqual(["chain:batch:a@2"]);
+    expect(chainsFor([...messages, user("p2", 7)], 1, {}).map((c) => c.chainKey)).toEqual(["chain:batch:a@2"]);
+    // The summary is not a prompt after anything: with rollingWindow 1 and no next prompt, nothing yet.
+    expect(chainsFor(messages, 1, {})).toEqual([]);
+    // Steps already in a recorded chain (collapsed before the compaction cut into it) render with that chain: no new one.
+    const config = { ...flushConfig, chainCompression: { enabled: true, rollingWindow: 0 } };
+    const recorded = proposeChains({ messages, pairing: pairToolCalls(messages), summaries: {}, aliases: {}, existingChainKeys: new Set(), existingMembers: new Set(["a@2#0", "b@4#0"]), config, protection: protectionMatcher(config) });
+    expect(recorded).toEqual([]);
+  });
+
   test("a batch kept raw (its summary was not shorter: an output of error lines only) does not hold its chain back", () => {
     const errorsOnly = Array.from({ length: 60 }, (_, i) => `${i}: ERROR worker failed: timeout`).join("\n");
     const messages: ContextMessage[] = [user("p1", 1), assistant([call("g", "bash", { command: "grep -n ERROR logs/w.log" })], 2), result("g", "bash", errorsOnly, 3), assistant([text("errors seen")], 4)];

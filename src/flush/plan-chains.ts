@@ -39,6 +39,11 @@ export interface ChainPlanInput {
   /** Aliases after this flush's new ones are added. */
   aliases: Readonly<Record<string, string>>;
   existingChainKeys: ReadonlySet<string>;
+  /**
+   * Calls already in a recorded chain: what a compaction left of that chain still collapses
+   * with it (`chain-compress.ts`), so no new chain is proposed over them.
+   */
+  existingMembers?: ReadonlySet<string>;
   /** Fact lines the chains already collapsed keep (`keptFactLinesOf`): a later chain does not repeat them. */
   keptLines?: ReadonlySet<string>;
   config: PruneConfig;
@@ -121,7 +126,7 @@ export function proposeChains(input: ChainPlanInput): CompressedChain[] {
     const replayed = inside.filter((c) => c.replayed);
     if (replayed.length === 0) continue;
     const chainKey = `chain:${batchKeyOf(replayed[0].toolCallId, replayed[0].assistantTimestamp)}`;
-    if (input.existingChainKeys.has(chainKey)) continue;
+    if (input.existingChainKeys.has(chainKey) || input.existingMembers?.has(replayed[0].key)) continue;
 
     const groups = new Map<number, CallOccurrence[]>();
     for (const c of replayed) groups.set(c.assistantIndex, [...(groups.get(c.assistantIndex) ?? []), c]);

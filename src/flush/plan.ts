@@ -186,6 +186,7 @@ export function proposeFlush(input: ProposeFlushInput): FlushDraft {
         summaries,
         aliases: { ...frontier.aliases, ...aliases },
         existingChainKeys: new Set(frontier.compressedChains.map((c) => c.chainKey)),
+        existingMembers: new Set(frontier.compressedChains.flatMap((c) => c.memberKeys)),
         keptLines: keptFactLinesOf(frontier.compressedChains),
         config,
         protection,

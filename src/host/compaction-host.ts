@@ -16,6 +16,7 @@ import type { LifecycleListener } from "../compaction/lifecycle.ts";
 import type { AsyncCompactionHandle, RegisterAsyncCompactionOptions, Timers } from "../compaction/register-options.ts";
 import type { EngineEffect, EngineEvent, KeeperRenderInput, StepOutput } from "../engine/index.ts";
 import { compactionOutlookOf, type CompactionLive, type CompactionSetup, type StartRequest } from "../engine/index.ts";
+import { liveTtlMs } from "./cache-edge.ts";
 import type { EngineCell } from "./engine-cell.ts";
 
 export const realTimers: Timers = {
@@ -126,6 +127,13 @@ export function createCompactionHost(o: CompactionHostOptions): CompactionPart {
       branch: () => ctx.sessionManager.getBranch(),
       settings: () => o.getCompactionSettings(ctx),
       usage: () => ctx.getContextUsage() ?? undefined,
+      get cacheTtlMs() {
+        try {
+          return liveTtlMs(ctx);
+        } catch {
+          return undefined; // a model without an API the cost model knows: the lifetime is unknown
+        }
+      },
       ...(render ? { keeperRender: render } : {}),
       ...(sent && !render ? { sentContext: (messages: Parameters<typeof sent>[0]) => sent(messages, ctx) } : {}),
     };

@@ -44,6 +44,18 @@ describe("findClosedChains", () => {
     ]);
   });
 
+  test("a compaction summary opens the loop it cut into (its prompt was summarized); it is not a prompt after", () => {
+    const summary = { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: 5 } as unknown as (typeof msgs)[number];
+    const cut = [summary, ...msgs.slice(3)];
+    expect(findClosedChains(cut, pairToolCalls(cut))).toEqual([
+      { promptIndex: 0, startIndex: 1, endIndex: 3, answerIndex: 4, promptsAfter: 2 },
+      { promptIndex: 5, startIndex: 6, endIndex: 7, answerIndex: 8, promptsAfter: 1 },
+    ]);
+    const chain: CompressedChain = { ...chain1, chainKey: "chain:batch:b@12", fromTimestamp: 12, firstCallKey: "b@12#0", messageCount: 3, memberKeys: ["b@12#0", "c@12#0"] };
+    const out = chainCompress(cut, { state: stateWith({ chains: [chain] }), config });
+    expect(out.map((m) => (m as { role: string }).role)).toEqual(["compactionSummary", "user", "assistant", "user", "assistant", "toolResult", "assistant", "user", "assistant", "toolResult"]);
+  });
+
   test("a cycle whose last assistant still calls tools, or with a result missing, is no chain", () => {
     const open = [user("p", 1), assistant([call("a", "read")], 2), result("a", "read", "r", 3), user("q", 4)];
     expect(findClosedChains(open, pairToolCalls(open))).toEqual([]);
@@ -78,6 +90,23 @@ describe("chainCompress", () => {
     expect(out.slice(0, 4)).toEqual([withPatch[0], chainMessage({ ...chain1, messageCount: 6 }), patch, withPatch[7]]);
     expect(out[2]).toBe(patch);
     expect(out.length).toBe(withPatch.length - 6 + 2);
+  });
+
+  test("a recorded chain a compaction cut into: what is left of it after Pi's summary collapses with the same text", () => {
+    const summary = { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: 100 } as unknown as (typeof msgs)[number];
+    // Pi kept from message 3 (the chain's second step) on: the head (a@10) is summarized.
+    const cut = [summary, ...msgs.slice(3)];
+    const out = chainCompress(cut, { state: stateWith({ chains: [chain1] }), config });
+    expect(out.map((m) => (m as { role: string }).role)).toEqual(["compactionSummary", "user", "assistant", "user", "assistant", "toolResult", "assistant", "user", "assistant", "toolResult"]);
+    expect(out[1]).toMatchObject({ role: "user", content: [{ type: "text", text: chain1.text }] });
+    // The transcript's system messages may come first (Pi 1.x).
+    const system = { role: "system", content: "prompt", timestamp: 1 } as unknown as (typeof msgs)[number];
+    expect(chainCompress([system, ...cut], { state: stateWith({ chains: [chain1] }), config })[2]).toMatchObject({ role: "user", content: [{ type: "text", text: chain1.text }] });
+    // Not a member at the head, or no summary at the head: left alone.
+    const other = { ...chain1, memberKeys: ["a@10#0"] };
+    expect(chainCompress(cut, { state: stateWith({ chains: [other] }), config })).toBe(cut);
+    const noSummary = msgs.slice(3);
+    expect(chainCompress(noSummary, { state: stateWith({ chains: [chain1] }), config })).toBe(noSummary);
   });
 
   test("a record that no longer matches exactly is left alone", () => {

@@ -5,7 +5,9 @@
  * results in between are dropped. A system message inside the chain (a prompt section or a
  * tool Pi declared mid-loop) is kept, right after the summary: what it declares holds for the
  * rest of the session. A recorded chain whose range no longer matches
- * exactly (different length, end timestamp, or not self-contained) is left alone.
+ * exactly (different length, end timestamp, or not self-contained) is left alone — except
+ * the one a compaction cut into: its head summarized, what is left of it (right after Pi's
+ * summary message, up to its recorded end) still collapses, with the same text.
  */
 import { type ContextMessage, isSystemMessage, type UserMessage, timestampOf } from "../session/messages.ts";
 import type { CompressedChain } from "../state/schema.ts";
@@ -23,6 +25,28 @@ export const chainCompress: RenderPhase = (messages, { state, pairing: known }) 
   const loopStart = currentLoopStart(messages);
   const pairing = known ?? pairToolCalls(messages);
 
+  // Pi's compaction summary at the head of the context (after the transcript's system messages), if any.
+  let summaryAt = 0;
+  while (summaryAt < messages.length && (messages[summaryAt] as { role?: string }).role === "system") summaryAt++;
+  if ((messages[summaryAt] as { role?: string } | undefined)?.role !== "compactionSummary") summaryAt = -1;
+
+  /** The chain's recorded range, where it still stands whole. */
+  const wholeRange = (chain: CompressedChain): { start: number; end: number } | undefined => {
+    const start = startByFirstKey.get(chain.firstCallKey);
+    if (start === undefined || timestampOf(messages[start]) !== chain.fromTimestamp) return undefined;
+    const end = start + chain.messageCount - 1;
+    return timestampOf(messages[end]) === chain.toTimestamp ? { start, end } : undefined;
+  };
+  /** What a compaction left of the chain: from right after Pi's summary (a member's call there) to its recorded end. */
+  const remnantRange = (chain: CompressedChain): { start: number; end: number } | undefined => {
+    if (summaryAt < 0) return undefined;
+    const start = summaryAt + 1;
+    const head = pairing.calls.find((c) => c.assistantIndex === start);
+    if (!head || !chain.memberKeys.includes(head.key)) return undefined;
+    for (let end = start; end < Math.min(messages.length, start + chain.messageCount); end++) if (timestampOf(messages[end]) === chain.toTimestamp) return { start, end };
+    return undefined;
+  };
+
   // Each assistant's first call key (before the current loop) -> its index; the earliest wins.
   const startByFirstKey = new Map<string, number>();
   for (const c of pairing.calls) {
@@ -32,12 +56,10 @@ export const chainCompress: RenderPhase = (messages, { state, pairing: known }) 
 
   const ranges: { start: number; end: number; chain: CompressedChain }[] = [];
   for (const chain of chains) {
-    const start = startByFirstKey.get(chain.firstCallKey);
-    if (start === undefined || timestampOf(messages[start]) !== chain.fromTimestamp) continue;
-    const end = start + chain.messageCount - 1;
-    if (end + 1 >= loopStart || timestampOf(messages[end]) !== chain.toTimestamp) continue;
-    if (!isCollapsibleRange(messages, start, end, pairing)) continue;
-    ranges.push({ start, end, chain });
+    const range = wholeRange(chain) ?? remnantRange(chain);
+    if (!range || range.end + 1 >= loopStart) continue;
+    if (!isCollapsibleRange(messages, range.start, range.end, pairing)) continue;
+    ranges.push({ ...range, chain });
   }
   if (ranges.length === 0) return messages;
 

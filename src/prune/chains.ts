@@ -6,6 +6,10 @@
  *   user(prompt) [kept...] A(calls) R R A(calls) R ... A(text answer) [system...] user(next)
  *                          └──────────── chain ────────────┘
  *
+ * After a compaction the context opens with Pi's summary message, and when the compaction
+ * cut inside a loop its kept steps follow it with no prompt of their own: the summary opens
+ * that cycle (it stands for the prompt it summarized), so the loop collapses like any other.
+ *
  * Compression keeps the prompt and the final answer and replaces the chain with one
  * synthetic user message. A range is collapsible only when it is self-contained: every
  * member is an assistant with tool calls, a toolResult or a system message (a prompt or tool
@@ -23,7 +27,7 @@ import {
 import { type Pairing, firstCallAtOrAfter, isReplayedAssistant } from "./occurrence.ts";
 
 export interface ClosedChain {
-  /** Index of the prompt that opened the cycle. */
+  /** Index of the prompt that opened the cycle (or of the compaction summary that stands for it). */
   promptIndex: number;
   /** First message of the chain (a tool-use assistant). */
   startIndex: number;
@@ -72,16 +76,35 @@ export function isCollapsibleRange(messages: readonly ContextMessage[], start: n
   return false;
 }
 
+/** Pi's compaction summary at the head of the context: it opens the cycle whose prompt it summarized. */
+function isCompactionSummary(m: ContextMessage): boolean {
+  return (m as { role?: string }).role === "compactionSummary";
+}
+
+/** How many of the sorted `indices` are below `at`. */
+function usersBefore(indices: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = indices.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (indices[mid] < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Every closed chain, oldest first. */
 export function findClosedChains(messages: readonly ContextMessage[], pairing: Pairing): ClosedChain[] {
   const userIndices: number[] = [];
+  const openers: number[] = [];
   messages.forEach((m, i) => {
     if (isUser(m)) userIndices.push(i);
+    if (isUser(m) || isCompactionSummary(m)) openers.push(i);
   });
   const chains: ClosedChain[] = [];
-  for (let k = 0; k + 1 < userIndices.length; k++) {
-    const promptIndex = userIndices[k];
-    const nextPrompt = userIndices[k + 1];
+  for (let k = 0; k + 1 < openers.length; k++) {
+    const promptIndex = openers[k];
+    const nextPrompt = openers[k + 1];
     // The final answer: the last message of the cycle apart from system messages.
     let answerIndex = nextPrompt - 1;
     while (answerIndex > promptIndex && isSystemMessage(messages[answerIndex])) answerIndex--;
@@ -102,7 +125,7 @@ export function findClosedChains(messages: readonly ContextMessage[], pairing: P
       startIndex,
       endIndex,
       answerIndex,
-      promptsAfter: userIndices.length - (k + 1),
+      promptsAfter: userIndices.length - usersBefore(userIndices, nextPrompt),
     });
   }
   return chains;

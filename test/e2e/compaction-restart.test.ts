@@ -1,7 +1,10 @@
 /**
  * A ready background summary survives a restart: the session ends (RPC input closes) while the
  * summary is ready but not applied; a resume with another thinking level stales it with that
- * reason; a resume with the original level revalidates it and applies it while Pi is idle.
+ * reason; a resume with the original level revalidates it and, the prompt cache having expired
+ * meanwhile (a model whose cache entries live 1 s), applies it while Pi is idle: the next
+ * request writes the whole context anyway (`apply-need.ts`; within the lifetime and below Pi's
+ * threshold it would wait for need, `need-wiring.test.ts`).
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -82,11 +85,13 @@ describe("a ready summary across restarts", () => {
     expect(statusTexts(second.records)).toEqual([]);
     expect(compactionsOf(second)).toHaveLength(0);
 
-    // Run 3: resumed with the original level: revalidated, applied through Pi's compaction flow
-    // while idle, before the next prompt; that prompt's request opens with the summary.
+    // Run 3: resumed with the original level after the cache's lifetime: revalidated, applied
+    // through Pi's compaction flow while idle, before the next prompt; that prompt's request
+    // opens with the summary.
     server.setScript([{ thinking: "Resuming.", text: "Continuing from the summary." }]);
     const third = await runPi({
       ...common,
+      model: { ...WIRE_SETUP.model, promptCache: { short: 1 } },
       resume: workspace,
       thinking: "medium",
       prompts: [{ waitFor: isStatus(undefined), timeoutMs: 10_000 }, "Continue."],

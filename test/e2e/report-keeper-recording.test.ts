@@ -14,7 +14,12 @@
  *   against the keeper run's bill when the keeper ran with the defaults (within 20%: a
  *   simulation at the other run's request times, the keeper's background compaction not replayed).
  * Pi records no usage for its compaction calls in the session file, so the bills are those of
- * the session's own requests (both runs compact on the second scenario).
+ * the session's own requests. On the second scenario bare Pi compacts; the keeper, whose
+ * background summaries wait until the context needs them, does not (its chains keep the context
+ * below Pi's threshold). The report replays only the compactions a recording holds: on that
+ * keeper recording "without the keeper" is bare Pi never compacting — an upper bound, 31% over the
+ * bare run's bill (it was within 2% while the keeper compacted early, where the replay then
+ * compacted the bare arm too). Simulating Pi's own threshold compaction in the bare arm is left.
  */
 import { describe, expect, test } from "bun:test";
 import { ARMS } from "../../src/report/arms.ts";
@@ -77,7 +82,11 @@ describe("the report on keeper recordings, against the fake server's bill", () =
       expect(onKeeper.calibration.total_error).toBeLessThan(0.1);
       expect(gap(onKeeper.money.replayed_paid_usd, billKeeper)).toBeLessThan(0.1);
       expect(onKeeper.money.bare_usd).toBe(onKeeper.arms.bare.usd_total);
-      expect(gap(onKeeper.money.bare_usd, billBare)).toBeLessThan(0.1);
+      const compacts = (run: RecordedRun) => run.text.split("\n").some((l) => l.includes('"type":"compaction"'));
+      // Within 10% where the keeper recording compacts wherever bare Pi does (here: neither compacts);
+      // above the bare bill where bare Pi compacted and the keeper did not (see the header).
+      if (compacts(keeper) === compacts(bare)) expect(gap(onKeeper.money.bare_usd, billBare)).toBeLessThan(0.1);
+      else expect(onKeeper.money.bare_usd).toBeGreaterThan(billBare);
       expect(onKeeper.money.saved_usd).toBeCloseTo(onKeeper.money.bare_usd - onKeeper.money.paid_usd, 12);
       expect(onBare.calibration.total_error).toBeLessThan(0.1);
       // The other direction is looser: a simulation of the keeper with the default settings, at the

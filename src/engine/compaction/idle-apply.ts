@@ -11,6 +11,7 @@ import { UPGRADE_ENTRY_TYPE, type UpgradeEntry } from "../../compaction/late-dig
 import { shouldAbortAndCompact } from "../../compaction/threshold-decision.ts";
 import { clearSettle, dispatch, emit, endLateRun, enter, readyJob, roomFacts, SETTLE_TIMER, type StepContext } from "./job.ts";
 import { confirmDraft, isSafeIdle, persistReady, requestCompact } from "./ready.ts";
+import { applyDue, armCold, reportWaiting } from "./need.ts";
 import type { CompactionLive } from "./types.ts";
 
 export interface Settled {
@@ -36,8 +37,9 @@ export function settled(cx: StepContext, live: CompactionLive | undefined, s: Se
 }
 
 /**
- * A job became ready: record the summary's latency; then apply now if idle, abort-and-compact
- * if over the hard limit with no room left, else defer. Does nothing while
+ * A job became ready: record the summary's latency; then, idle, apply it if the context needs
+ * it (`apply-need.ts`) or wait for the cache to go cold; busy, abort-and-compact if over the
+ * hard limit with no room left, else defer to the turn end. Does nothing while
  * `session_before_compact` is waiting for this job (it hands the job over itself).
  */
 function jobReady(cx: StepContext, live: CompactionLive | undefined, jobId: string, now: number): void {
@@ -47,7 +49,7 @@ function jobReady(cx: StepContext, live: CompactionLive | undefined, jobId: stri
   if (!live || !enter(cx, live)) return;
   if (isSafeIdle(live)) {
     persistReady(cx);
-    requestCompact(cx, live, { jobId, path: "idle_compact" });
+    applyWhenDue(cx, live, jobId, () => void requestCompact(cx, live, { jobId, path: "idle_compact" }));
     return;
   }
   const usage = live.usage();
@@ -114,11 +116,20 @@ export function settleTick(cx: StepContext, live: CompactionLive): void {
   else emit(cx, { kind: "apply", jobId, path: "idle_compact", outcome: "deferred" });
 }
 
-/** `agent_end`: persist a ready summary and apply it once Pi is idle. */
+/** `agent_end`: persist a ready summary; apply it once Pi is idle if the context needs it, else once the idle cache is cold. */
 export function agentEnd(cx: StepContext, live: CompactionLive): void {
   confirmDraft(cx, live);
+  cx.state = { ...cx.state, lastActivityAt: live.now };
   const ready = readyJob(cx);
   if (!ready || ready.handoff) return;
   persistReady(cx);
-  scheduleSettle(cx, ready.job.jobId, 0);
+  const jobId = ready.job.jobId;
+  applyWhenDue(cx, live, jobId, () => scheduleSettle(cx, jobId, 0));
+}
+
+/** Idle with a ready summary: `apply` now if the context needs it; otherwise it waits, applied when the cache has gone cold (a timer) or at the next need. */
+export function applyWhenDue(cx: StepContext, live: CompactionLive, jobId: string, apply: () => void): void {
+  if (applyDue(cx, live).due) return apply();
+  reportWaiting(cx, jobId, "idle_compact");
+  armCold(cx, live);
 }

@@ -24,6 +24,8 @@ export interface StepContext {
   setup: CompactionSetup;
   /** The messages as the keeper will send them (validation's size check). */
   sent: SentContext;
+  /** When the keeper's ledger last saw a request (or a warming refresh) go out; undefined without the keeper. */
+  lastRequestAt?: number;
 }
 
 export function emit(cx: StepContext, event: LifecycleEvent): void {
@@ -146,8 +148,8 @@ export function enter(cx: StepContext, live: CompactionLive | undefined): live i
   clearSettle(cx);
   cx.state = { ...cx.state, requestedFor: undefined, autoResumeFor: undefined };
   if (activeJob(cx)) invalidate(cx, "cancelled");
-  // No job will start: the pruning side must not hold its budget flush for one.
-  cx.state = { ...cx.state, startWindow: undefined };
+  // No job will start or apply: the pruning side must not hold its budget flush for one.
+  cx.state = { ...cx.state, startWindow: undefined, applyFrom: undefined, growthPerTurn: undefined };
   return false;
 }
 
@@ -186,5 +188,11 @@ export function compactionOutlookOf(state: EngineState): CompactionOutlook {
 export function outlookOf(state: CompactionState): CompactionOutlook {
   const s = state.job;
   const job = s.kind === "pending" ? "pending" : s.kind === "ready" && !s.handoff ? "ready" : "none";
-  return { job, handoffs: state.handoffs, ...(state.startWindow ? { startWindow: state.startWindow } : {}) };
+  return {
+    job,
+    handoffs: state.handoffs,
+    ...(state.startWindow ? { startWindow: state.startWindow } : {}),
+    ...(state.applyFrom !== undefined ? { applyFrom: state.applyFrom } : {}),
+    ...(state.applyFrom !== undefined && state.growthPerTurn !== undefined ? { growthPerTurn: state.growthPerTurn } : {}),
+  };
 }

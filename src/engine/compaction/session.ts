@@ -1,7 +1,8 @@
 /**
  * The session around the job: `session_start` drops a job from another session and reads back
  * a stored ready summary (revalidated before it may become ready: a failing one goes straight
- * to stale with its reason; a valid one is applied once Pi is idle); `session_shutdown` writes
+ * to stale with its reason; a valid one is applied once Pi is idle if the context needs it or
+ * the cache is cold, else it waits for need like any ready one); `session_shutdown` writes
  * an unsaved one and cancels the rest; a different model, a different thinking level, or a
  * tree move that drops the job's anchors make a job stale.
  */
@@ -10,7 +11,8 @@ import type { InvalidationReason } from "../../compaction/job-reducer.ts";
 import { findStoredReady } from "../../compaction/persistence.ts";
 import { validateBranchAnchors } from "../../compaction/validate.ts";
 import { activeJob, clearSettle, dispatch, emit, endLateRun, invalidate, JOB_TIMER, statusKey, type StepContext } from "./job.ts";
-import { scheduleSettle } from "./idle-apply.ts";
+import { applyWhenDue, scheduleSettle } from "./idle-apply.ts";
+import { clearCold } from "./need.ts";
 import { persistReady, validateReady } from "./ready.ts";
 import type { CompactionLive, ReadyJob } from "./types.ts";
 
@@ -39,12 +41,13 @@ function restoreStoredReady(cx: StepContext, live: CompactionLive): void {
   }
   if (!dispatch(cx, { type: "restored", job: snapshot, result })) return;
   emit(cx, { kind: "apply", jobId: snapshot.jobId, path: "restore", outcome: "deferred" });
-  scheduleSettle(cx, snapshot.jobId, 0);
+  applyWhenDue(cx, live, snapshot.jobId, () => scheduleSettle(cx, snapshot.jobId, 0));
 }
 
 /** Session shutdown: a ready summary never written survives the restart; work cancelled, the status line cleared. */
 export function sessionShutdown(cx: StepContext, live: CompactionLive): void {
   clearSettle(cx);
+  clearCold(cx);
   if (live.active) persistReady(cx);
   invalidate(cx, "cancelled");
   for (const jobId of Object.keys(cx.state.late)) endLateRun(cx, jobId, { abort: true });

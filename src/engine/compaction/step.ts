@@ -13,6 +13,7 @@ import { agentEnd, settled, settleTick, upgradeWritten } from "./idle-apply.ts";
 import { dispatch, emit, endLateRun, enter, JOB_TIMER, lateTimer, SETTLE_TIMER, syncStatus, type StepContext } from "./job.ts";
 import { confirmDraft, requestFailed } from "./ready.ts";
 import { modelSelected, sessionShutdown, sessionStart, thinkingSelected, treeMoved } from "./session.ts";
+import { COLD_TIMER, coldTick } from "./need.ts";
 import { compactNow, started, turnEnd, type TurnEndDraft } from "./turn-end.ts";
 import type { CompactionEffect, CompactionEvent, CompactionLive, SentContext } from "./types.ts";
 
@@ -34,7 +35,8 @@ function sentContextOf(state: EngineState, live: CompactionLive | undefined): Se
 
 export function compactionStep(state: EngineState, event: CompactionEvent): CompactionStepOutput {
   const live = "live" in event ? event.live : undefined;
-  const cx: StepContext = { state: state.compaction, effects: [], setup: event.setup, sent: sentContextOf(state, live) };
+  const lastRequestAt = state.ledger.lastKey?.at;
+  const cx: StepContext = { state: state.compaction, effects: [], setup: event.setup, sent: sentContextOf(state, live), ...(lastRequestAt !== undefined ? { lastRequestAt } : {}) };
   const out: Omit<CompactionStepOutput, "state" | "effects"> = {};
   const hook = HOOKS[event.type as HookType] as ((cx: StepContext, e: CompactionEvent) => Out | void) | undefined;
   if (hook) {
@@ -106,6 +108,7 @@ const answerOf = (a: { answer: BeforeCompactAnswer; wait?: WaitRequest }): Out =
 
 function timerFired(cx: StepContext, live: CompactionLive, key: string): void {
   if (key === SETTLE_TIMER) return settleTick(cx, live);
+  if (key === COLD_TIMER) return coldTick(cx, live);
   if (key === JOB_TIMER) {
     const running = cx.state.running;
     if (running !== undefined) dispatch(cx, { type: "timeout", jobId: running });

@@ -22,6 +22,14 @@ export interface CompactionState {
   handoffs: number;
   /** Where a job starts at a turn end, as the last turn end worked it out (undefined: none would start). */
   startWindow: CompactionOutlook["startWindow"];
+  /** Context size from which a ready summary applies, as the last turn end worked it out (`apply-need.ts`; undefined: no automatic compaction). */
+  applyFrom: number | undefined;
+  /** The context's average growth per turn lately (tokens), as the last turn end saw it. */
+  growthPerTurn: number | undefined;
+  /** The last turn or run end this part saw (when the cache was last used, without the keeper's ledger). */
+  lastActivityAt: number | undefined;
+  /** The ready job already reported as waiting for need (`apply-need.ts`). */
+  waitingFor: string | undefined;
   /** Context growth per turn and summary latencies (adaptive start, room margin). */
   pace: Pace;
   /** The job whose background run (and its timeout) is live. */
@@ -47,6 +55,10 @@ export function initialCompactionState(): CompactionState {
     job: { kind: "idle" },
     handoffs: 0,
     startWindow: undefined,
+    applyFrom: undefined,
+    growthPerTurn: undefined,
+    lastActivityAt: undefined,
+    waitingFor: undefined,
     pace: { turns: [], latenciesMs: [] },
     running: undefined,
     requestedFor: undefined,
@@ -92,6 +104,8 @@ export interface CompactionLive {
   /** Pi's compaction settings for the session model. */
   settings(): CompactionSettings;
   usage(): { tokens: number | null; contextWindow: number } | undefined;
+  /** The session model's prompt-cache entry lifetime (ms; undefined: unknown): when a waiting summary may apply because the cache is cold. */
+  cacheTtlMs?: number;
   /** The keeper runs beside compaction: the "compacted context fits" check measures the messages as its render sends them. */
   keeperRender?: { settings: KeeperSettings; model: ModelIdentityInput | undefined };
   /** Otherwise a registrant's own render of the messages as they will be sent (`./core`'s `sentContext`). */

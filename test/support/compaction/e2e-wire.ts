@@ -50,6 +50,14 @@ export function readSteps(delays: number[]): MainStep[] {
   }));
 }
 
+/** A step's thinking: `label`'s plan, padded to about `chars` characters with text that differs at every step. */
+export function thinkingOf(label: string, chars: number): string {
+  const head = `${label}: read the next data file.`;
+  if (chars <= head.length) return head;
+  const words = Array.from({ length: Math.ceil(chars / 40) }, (_, i) => `consider part ${i} of ${label.toLowerCase()} before the next read`);
+  return `${head} ${words.join("; ")}`.slice(0, chars);
+}
+
 export const summaryText = (n: number) => `## Goal\nDelayed scripted summary #${n}.\n\n## Progress\n- read the data files`;
 
 /** Pi's compaction prompt is answered after `SUMMARY_DELAY_MS`. */

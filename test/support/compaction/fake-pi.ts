@@ -86,7 +86,8 @@ export class FakeHost {
   pendingMessages = false;
   streaming = false;
   tokens: number | null = 0;
-  model: { provider: string; id: string; contextWindow: number };
+  /** `api` and `promptCache` (seconds) give the cache an entry lifetime (`cacheTtlMs`); without an API it is unknown. */
+  model: { provider: string; id: string; contextWindow: number; api?: string; promptCache?: { short?: number } };
   thinkingLevel = "off";
   settings: { enabled: boolean; reserveTokens: number; keepRecentTokens: number };
   readonly controller;

@@ -7,6 +7,7 @@
  * sequential model calls (history + turn prefix): ~4 s for bare Pi.
  */
 import type { MainStep, RecordedRequest } from "../fake-anthropic/index.ts";
+import { thinkingOf } from "./e2e-wire.ts";
 
 export const THRESHOLD_SETUP = {
   model: { contextWindow: 110_000 },
@@ -18,10 +19,10 @@ export const FILES = 20;
 export const FIRST_READS = 6;
 export const SECOND_READS = 70;
 
-/** Steps of one prompt: `reads` reads of the sandbox files in turn, then a text answer. */
-function promptSteps(reads: number, offset: number, delayMs: number, label: string): MainStep[] {
+/** Steps of one prompt: `reads` reads of the sandbox files in turn (each step thinking about `thinkingChars`), then a text answer. */
+function promptSteps(reads: number, offset: number, delayMs: number, label: string, thinkingChars = 0): MainStep[] {
   const steps: MainStep[] = Array.from({ length: reads }, (_, k) => ({
-    thinking: `${label} step ${k}: read the next data file.`,
+    thinking: thinkingOf(`${label} step ${k}`, thinkingChars),
     toolCalls: [{ name: "read", input: { path: `data/f${String((offset + k) % FILES).padStart(2, "0")}.txt` } }],
     delayMs,
   }));
@@ -31,8 +32,12 @@ function promptSteps(reads: number, offset: number, delayMs: number, label: stri
 
 export const PROMPTS = ["Read the first data files.", "Now read the data files again, one by one."];
 
-export function thresholdScript(delayMs: number): MainStep[] {
-  return [...promptSteps(FIRST_READS, 0, delayMs, "first"), ...promptSteps(SECOND_READS, FIRST_READS, delayMs, "second")];
+/**
+ * `loopThinkingChars`: the long loop's steps think that much (the current loop's thinking goes
+ * back untouched, so with pruning on that loop still needs compactions).
+ */
+export function thresholdScript(delayMs: number, loopThinkingChars = 0): MainStep[] {
+  return [...promptSteps(FIRST_READS, 0, delayMs, "first"), ...promptSteps(SECOND_READS, FIRST_READS, delayMs, "second", loopThinkingChars)];
 }
 
 /** Main requests of the second prompt (the long tool loop), in order. */
