@@ -358,4 +358,26 @@ describe("/async-compact-now", () => {
     await cmd("", host.ctx());
     expect(host.compactCalls).toHaveLength(1);
   });
+
+  test("asked for while idle far below the threshold: applied as soon as it is ready (the request is the need)", async () => {
+    const { host, finish } = setup();
+    host.tokens = 1_000;
+    host.idle = true;
+    await host.commands.get("async-compact-now")!("", host.ctx());
+    finish(0);
+    await flush();
+    expect(host.compactCalls).toHaveLength(1);
+  });
+
+  test("asked for during a run: the turn end after it is ready drafts it, whatever the context size", async () => {
+    const { host, finish } = setup();
+    host.tokens = 1_000;
+    host.idle = false;
+    await host.commands.get("async-compact-now")!("", host.ctx());
+    finish(0);
+    await flush();
+    const r = await host.turnEnd();
+    expect(r.entries.map((e: { type: string }) => e.type)).toEqual(["compaction"]);
+  });
 });
+

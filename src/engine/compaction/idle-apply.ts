@@ -11,7 +11,7 @@ import { UPGRADE_ENTRY_TYPE, type UpgradeEntry } from "../../compaction/late-dig
 import { shouldAbortAndCompact } from "../../compaction/threshold-decision.ts";
 import { clearSettle, dispatch, emit, endLateRun, enter, readyJob, roomFacts, SETTLE_TIMER, type StepContext } from "./job.ts";
 import { confirmDraft, isSafeIdle, persistReady, requestCompact } from "./ready.ts";
-import { applyDue, armCold, reportWaiting } from "./need.ts";
+import { armCold, readyIsDue, reportWaiting } from "./need.ts";
 import type { CompactionLive } from "./types.ts";
 
 export interface Settled {
@@ -127,9 +127,10 @@ export function agentEnd(cx: StepContext, live: CompactionLive): void {
   applyWhenDue(cx, live, jobId, () => scheduleSettle(cx, jobId, 0));
 }
 
-/** Idle with a ready summary: `apply` now if the context needs it; otherwise it waits, applied when the cache has gone cold (a timer) or at the next need. */
+/** Idle with a ready summary: `apply` now if it is due (asked for, or the context needs it); otherwise it waits, applied when the cache has gone cold (a timer) or at the next need. */
 export function applyWhenDue(cx: StepContext, live: CompactionLive, jobId: string, apply: () => void): void {
-  if (applyDue(cx, live).due) return apply();
+  const ready = readyJob(cx);
+  if (ready?.job.jobId === jobId && readyIsDue(cx, live, ready)) return apply();
   reportWaiting(cx, jobId, "idle_compact");
   armCold(cx, live);
 }

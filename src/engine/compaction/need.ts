@@ -49,6 +49,14 @@ export function applyDue(cx: StepContext, live: CompactionLive): ApplyNeed {
   });
 }
 
+/**
+ * Whether this ready summary applies now: one the user asked for (`/async-compact-now`, a manual
+ * job) at once — the request is the need —, an automatic one when `applyDue` says so.
+ */
+export function readyIsDue(cx: StepContext, live: CompactionLive, ready: ReadyJob): boolean {
+  return ready.job.manual || applyDue(cx, live).due;
+}
+
 /** The context size from which a ready summary applies, for the pruning side's outlook (undefined: no automatic compaction). */
 export function recordApplyFrom(cx: StepContext, live: CompactionLive, contextWindow: number | undefined): void {
   const settings = live.settings();

@@ -13,7 +13,7 @@ import { markedDetails } from "../../compaction/persistence.ts";
 import { compactionNotStarted } from "../../ui/compaction-text.ts";
 import { dispatch, emit, readyJob, startBlocked, startJob, type StepContext } from "./job.ts";
 import { confirmDraft, handoffResult, isSafeIdle, rejectReady, requestCompact, validateReady } from "./ready.ts";
-import { applyDue, recordApplyFrom, reportWaiting, summaryLag } from "./need.ts";
+import { readyIsDue, recordApplyFrom, reportWaiting, summaryLag } from "./need.ts";
 import type { CompactionLive, ReadyJob, StartRequest } from "./types.ts";
 
 /** `turn_end`'s answer when a draft is handed over: Pi's entries with the compaction after them. */
@@ -41,8 +41,9 @@ function draftOrStart(cx: StepContext, live: CompactionLive, event: { outcome: s
   // Only a completed turn: an aborted or failed one may be followed by Pi's own recovery
   // (or by shutdown), and the job stays ready for agent_end / the next boundary.
   if (ready && !ready.handoff && event.outcome === "completed" && !event.entries.some((e) => e.type === "compaction")) {
-    // Not before the context needs it: near Pi's threshold, or the cache cold anyway (`apply-need.ts`).
-    if (!applyDue(cx, live).due) {
+    // Not before the context needs it (near Pi's threshold, or the cache cold anyway:
+    // `apply-need.ts`), unless the user asked for it.
+    if (!readyIsDue(cx, live, ready)) {
       reportWaiting(cx, ready.job.jobId, "turn_end_draft");
       maybeStart(cx, live, undefined, ready);
       return undefined;
