@@ -87,7 +87,7 @@ interface UsageLike {
 }
 
 /** Pi's `calculateContextTokens` of an answer that has valid usage (not aborted, not an error, not all zero); undefined otherwise. */
-function validUsage(m: ContextMessage): number | undefined {
+export function validUsage(m: ContextMessage): number | undefined {
   if (!isAssistant(m) || m.stopReason === "aborted" || m.stopReason === "error") return undefined;
   const u = (m as { usage?: UsageLike }).usage;
   if (!u) return undefined;
