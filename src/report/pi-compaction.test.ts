@@ -216,5 +216,7 @@ describe("in the report's arms", () => {
     // The keeper arm's context stays below the threshold: no compaction, none inherited.
     expect(r.arms.keeper!.compactions).toBe(0);
     expect(r.arms.keeper!.peak_context_tokens).toBeLessThan(THRESHOLD);
+    // The request after Pi's compaction read nothing because Pi compacted: not a cache loss the other arms replay.
+    expect(r.external_invalidations).toBe(0);
   });
 });
