@@ -5,10 +5,15 @@
  * the arm's own prompt tokens are Pi's estimate of what it sent plus 1,000 (`ARM_OVERHEAD`).
  */
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
 import { DEFAULT_COMPACTION_SETTINGS, estimateTokens } from "@earendil-works/pi-coding-agent";
 import type { SessionEntry } from "../compaction/primitives.ts";
 import type { ContextMessage } from "../session/messages.ts";
 import { compactionSession, type CompactionSession, type CompactionSessionOptions } from "../../test/support/report/compaction-session.ts";
+import { generateSession, sessionPlanArb } from "../../test/support/report/session-generator.ts";
 import { ARMS } from "./arms.ts";
 import {
   initialPiCompactionSim,
@@ -183,6 +188,26 @@ describe("Pi's threshold compaction, simulated", () => {
     const kept = simulate(compactionSession({ ...base, compactAfter: { request: 6, tokensBefore: 60_000, firstKeptRequest: 5 } }), (c) => userCompaction(c, WINDOW, PI_COMPACTION_DEFAULTS));
     expect(kept.sim.dropped).toBe(0);
     expect(kept.contexts[7]!.find((m) => (m as { role: string }).role === "compactionSummary")).toMatchObject({ summary: "Recorded summary." });
+  });
+});
+
+describe("the arm's branch, rebuilt", () => {
+  // Sessions of every entry kind Pi writes (compactions kept or retain-none, /tree branches with
+  // or without a summary, context edits, custom messages, model and thinking changes).
+  test("with every recorded compaction kept and none simulated, Pi's projection of the rebuilt branch is the context Pi built, request by request", () => {
+    const dir = mkdtempSync(join(tmpdir(), "pi-compaction-branch-"));
+    try {
+      for (const plan of fc.sample(sessionPlanArb, { seed: 71, numRuns: 30 })) {
+        const recording = readRecording("g.jsonl", generateSession(plan, dir).text);
+        const sim = initialPiCompactionSim(recording.points.entries as SessionEntry[], () => true);
+        const parentOf = new Map(recording.points.entries.map((e) => [e.id, e.parentId]));
+        for (const p of recording.points.points) {
+          expect(piReplayPrimitives.buildSessionProjection(simulatedBranch(sim, parentOf.get(p.entryId) ?? null)).messages).toEqual(p.context);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
