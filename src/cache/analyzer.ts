@@ -155,6 +155,16 @@ function estimateBlocks(blocks: readonly FlatBlock[], o: AnalyzerOptions, reques
   });
 }
 
+/**
+ * The prompt tokens of one request as `stepCache` counts them (its blocks under the request's
+ * or the options' estimator, closed-cycle thinking as the options say, the fixed overhead): its
+ * `totalTokens`, without the cache. What a provider would report as the request's input.
+ */
+export function requestPromptTokens(request: TimedRequest, options: Partial<AnalyzerOptions> = {}): number {
+  const o: AnalyzerOptions = { ...DEFAULT_ANALYZER_OPTIONS, ...options };
+  return estimateBlocks(flattenRequest(request.body, o.memo?.bytes), o, request).reduce((n, t) => n + t, 0);
+}
+
 function firstDivergence(prev: CacheState["previous"], hashes: readonly string[], blocks: readonly FlatBlock[]): Divergence | undefined {
   if (!prev) return undefined;
   const n = Math.min(prev.hashes.length, hashes.length);

@@ -19,18 +19,21 @@ export interface ArmInputs {
   r: ReplayResult;
   totals: ReturnType<ReturnType<Arm["start"]>["totals"]>;
   bare: ReplayResult | undefined;
+  /** The bare arm's Pi compactions (their summary requests), in billed-equivalent units. */
+  bareCompactions?: number;
   /** The session model, for the summarizer's dollars. */
   main: CostModel;
 }
 
-export function armReport({ arm, r, totals, bare, main }: ArmInputs): ArmReport {
+export function armReport({ arm, r, totals, bare, bareCompactions = 0, main }: ArmInputs): ArmReport {
   const s = r.summary;
   const flushes = totals.flushes;
   const summarizer = totals.summarizer.billed;
+  const compaction = totals.compactions?.billed ?? 0;
   const billed = inputCost(r);
-  const bareInput = bare ? inputCost(bare) : billed;
-  const bareTotal = bare ? bareInput + outputCost(bare) : billed + outputCost(r);
-  const withOutput = billed + summarizer + outputCost(r);
+  const bareInput = bare ? inputCost(bare) + bareCompactions : billed + compaction;
+  const bareTotal = bare ? bareInput + outputCost(bare) : billed + compaction + outputCost(r);
+  const withOutput = billed + summarizer + compaction + outputCost(r);
   const sizes = r.analysis.map((a) => a.totalTokens);
   const rates = ratesAt(main.prices.rates, 0);
   const usdSummarizer = totals.summarizerUsd ?? (totals.summarizer.inputTokens * rates.input + totals.summarizer.outputTokens * rates.output) / 1e6;
@@ -42,7 +45,7 @@ export function armReport({ arm, r, totals, bare, main }: ArmInputs): ArmReport 
     billed_input: billed,
     summarizer_cost: summarizer,
     billed_with_output: withOutput,
-    ratio_to_bare: bareInput > 0 ? (billed + summarizer) / bareInput : 0,
+    ratio_to_bare: bareInput > 0 ? (billed + summarizer + compaction) / bareInput : 0,
     ratio_to_bare_with_output: bareTotal > 0 ? withOutput / bareTotal : 0,
     hit_ratio: s.hitRatio,
     busts: s.busts,
@@ -57,9 +60,12 @@ export function armReport({ arm, r, totals, bare, main }: ArmInputs): ArmReport 
     rewriting_flushes: flushes.filter((f) => f.rewrote).length,
     budget_flushes: flushes.filter((f) => f.reason === "budget").length,
     summarizer_calls: flushes.reduce((n, f) => n + f.modelBatches, 0),
+    compactions: totals.compactions?.count ?? 0,
+    compaction_cost: compaction,
     usd_input: usdInput,
     usd_summarizer: usdSummarizer,
-    usd_total: usdInput + usdSummarizer + (dollars(r, true) - usdInput),
+    usd_compaction: totals.compactions?.usd ?? 0,
+    usd_total: usdInput + usdSummarizer + (totals.compactions?.usd ?? 0) + (dollars(r, true) - usdInput),
   };
 }
 /** The session model's reference (the most used model's first request). */

@@ -15,8 +15,8 @@ import { replaySummarizer, type ReplaySummarySource } from "./replay-summaries.t
 
 export interface ArmStartOptions {
   summaries: ReplaySummarySource;
-  /** Context window of a request's model (budget trigger). */
-  contextWindow?: (info: KeeperRequestInfo) => number;
+  /** Context window of a request's model (budget trigger, Pi's compaction threshold). */
+  contextWindow?: (info: { provider: string; model: string }) => number;
   /** The session model's output price in units of its input price (the size model's summary cost); default 5. */
   outputPrice?: number;
 }
@@ -27,6 +27,24 @@ export interface ArmRunTotals {
   summarizer: SummarizerTotals;
   /** The summarizer's dollars as recorded (a keeper recording's); absent: its tokens at the session model's rates. */
   summarizerUsd?: number;
+  /** Pi's compactions the arm paid for (its summary requests); absent: none. */
+  compactions?: CompactionTotals;
+}
+
+/** Pi's compactions in an arm: their summary requests, priced at the request model's rates. */
+export interface CompactionTotals {
+  count: number;
+  /** Of those, simulated at the arm's own threshold (`pi-compaction.ts`); the others are the recording's, at their recorded usage. */
+  simulated: number;
+  /** Summary requests (a split turn's prefix is a request of its own). */
+  requests: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Billed-equivalent units (uncached input tokens of the request's model). */
+  billed: number;
+  usd: number;
+  /** Dollars by the request each compaction came before (a time window sums them with it). */
+  byRequest: Array<{ requestIndex: number; usd: number }>;
 }
 
 /** One replay of one arm: the hook handed to `replaySession` and the totals afterwards. */

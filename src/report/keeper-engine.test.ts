@@ -35,6 +35,11 @@ describe("the recording's events", () => {
     expect(compactionAt(loop)).toBeUndefined();
     const summary = { role: "compactionSummary", summary: "s", tokensBefore: 9, timestamp: 7 } as unknown as ContextMessage;
     expect(compactionAt([summary, ...loop])).toBe(7);
+    // Pi 1.6 leads a compacted context with its system message (the compaction entry's own).
+    const system = { role: "system", content: "You are a coding assistant", timestamp: 6 } as unknown as ContextMessage;
+    expect(compactionAt([system, summary, ...loop])).toBe(7);
+    expect(compactionAt([system, ...loop])).toBeUndefined();
+    expect(contextUsageOf([system, summary, user("p2", 8)])).toBeNull();
   });
 
   test("Pi's context usage as Pi works it out: the last valid answer's usage, then characters / 4 of each message after it", () => {

@@ -10,14 +10,19 @@
  */
 import {
   buildSessionContext,
+  buildSessionProjection,
   CURRENT_SESSION_VERSION,
   convertToLlm,
+  estimateTokens,
   migrateSessionEntries,
+  serializeConversation,
+  sessionEntryToContextMessages,
   type FileEntry,
   type SessionEntry,
 } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { AssistantMessage, Message } from "@earendil-works/pi-ai";
+import { getCurrentSystemMessage, type AssistantMessage, type Message } from "@earendil-works/pi-ai";
+import type { PiReplayPrimitives } from "./pi-compaction.ts";
 import type { ParsedSessionText } from "./session-file.ts";
 
 export interface RecordedRequestPoint {
@@ -135,3 +140,15 @@ export function toLlmMessages(messages: AgentMessage[]): Message[] {
   return convertToLlm(messages);
 }
 
+/**
+ * Pi's own session and compaction functions, for the replay's simulation of Pi's threshold
+ * compaction (`pi-compaction.ts`): the projection and context of a branch, Pi's token
+ * estimate, its system message state, and the text a summary request carries.
+ */
+export const piReplayPrimitives: PiReplayPrimitives = {
+  buildSessionProjection: (entries, leafId) => buildSessionProjection(entries, leafId),
+  sessionEntryToContextMessages,
+  estimateTokens,
+  getCurrentSystemMessage: (messages) => getCurrentSystemMessage(messages as Parameters<typeof getCurrentSystemMessage>[0]) as AgentMessage | undefined,
+  serializeConversation: (messages) => serializeConversation(convertToLlm(messages)),
+};

@@ -41,10 +41,14 @@ export function turnsEndedAfter(messages: readonly ContextMessage[], since: numb
   return turns;
 }
 
-/** When the compaction the context starts with was made (undefined: the context starts with no compaction summary). */
+/**
+ * When the compaction the context starts with was made (undefined: the context starts with no
+ * compaction summary). Pi's system messages lead it (Pi 1.6 puts the compaction entry's own
+ * system message before the summary): the first message that is not one is the summary.
+ */
 export function compactionAt(messages: readonly ContextMessage[]): number | undefined {
-  const first = messages[0] as { role?: string } | undefined;
-  return first?.role === "compactionSummary" ? (timestampOf(messages[0]!) ?? 0) : undefined;
+  const first = messages.find((m) => (m as { role?: string }).role !== "system");
+  return (first as { role?: string } | undefined)?.role === "compactionSummary" ? (timestampOf(first!) ?? 0) : undefined;
 }
 
 /** Tokens (characters / 4) of `messages` (those Pi timed): the recording's stand-in for Pi's context usage. */
@@ -83,7 +87,7 @@ interface UsageLike {
 }
 
 /** Pi's `calculateContextTokens` of an answer that has valid usage (not aborted, not an error, not all zero); undefined otherwise. */
-function validUsage(m: ContextMessage): number | undefined {
+export function validUsage(m: ContextMessage): number | undefined {
   if (!isAssistant(m) || m.stopReason === "aborted" || m.stopReason === "error") return undefined;
   const u = (m as { usage?: UsageLike }).usage;
   if (!u) return undefined;

@@ -32,6 +32,7 @@ import { serializeForAnthropic, type UnknownPrompt } from "./anthropic-wire.ts";
 import { calibrate, findExternalInvalidations, findExternalInvalidationsAgainstReplay, type Calibration, type ExternalInvalidationOptions, type RecordedUsage } from "./calibration.ts";
 import { crossValidatedCalibration, estimatorsOf, fitSessionEstimator, PER_SESSION_UNKNOWN_PROMPT, type SessionFit } from "./session-fit.ts";
 import { recordedRequestPoints, toLlmMessages, type SessionRequestPoints } from "./pi-session-contexts.ts";
+import { compactionAt } from "./recorded-events.ts";
 import { costModelAsRecorded, modelKey, recordedCacheUse } from "./recorded-cache-use.ts";
 import { parseSessionText, type ParsedSessionText, type SessionDiagnostic } from "./session-file.ts";
 
@@ -247,6 +248,8 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   };
   const skipped = { unbilled: 0 };
   const requests: WireRequest[] = [];
+  // The recorded compaction each replayed request's context starts from (a new one explains a cold cache).
+  const compactions: Array<number | undefined> = [];
   for (const point of points) {
     const a = point.assistant;
     const recorded = recordedOf(a);
@@ -257,6 +260,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
     }
     const index = requests.length;
     let context = point.context;
+    const compactedAt = compactionAt(context);
     const costModel = costModelOf({ provider: a.provider, api: a.api, model: a.model });
     const info: ReplayRequestInfo = { timestamp: a.timestamp, provider: a.provider, api: a.api, model: a.model, line: point.line, thinkingLevel: point.thinkingLevel, costModel };
     try {
@@ -289,6 +293,7 @@ export function replaySession(options: ReplayOptions): ReplayResult {
         costModel,
         thinkingLevel: point.thinkingLevel,
       });
+      compactions.push(compactedAt);
     } catch (error) {
       diagnostics.push({ file: options.file, line: point.line, message: `cannot rebuild this request: ${(error as Error).message}; skipped` });
     }
@@ -329,11 +334,13 @@ export function replaySession(options: ReplayOptions): ReplayResult {
   };
   // "TTL only": no external invalidation, but a thinking change still loses the cache (it is in the transcript).
   const ttlOnlyFirst = fromReplay ? analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) }) : undefined;
+  // A request right after a recorded compaction read little because Pi compacted: not an external loss.
+  const afterCompaction = (i: number) => i > 0 && compactions[i] !== undefined && compactions[i] !== compactions[i - 1];
   const externalInvalidations = options.externalInvalidations
     ? [...options.externalInvalidations]
     : ttlOnlyFirst
       ? findExternalInvalidationsAgainstReplay(recordedTimes, ttlOnlyFirst, invalidationOptions)
-      : findExternalInvalidations(recordedTimes, invalidationOptions);
+      : findExternalInvalidations(recordedTimes, invalidationOptions).filter((i) => !afterCompaction(i));
   const invalidateBefore = new Set([...externalInvalidations, ...thinkingChanges]);
   const analysis = analyzeRun(timed, { ...analyzerOptions, invalidateBefore });
   const analysisTtlOnly = ttlOnlyFirst ?? (options.ttlOnlyAnalysis === false ? analysis : analyzeRun(timed, { ...analyzerOptions, invalidateBefore: new Set(thinkingChanges) }));

@@ -7,28 +7,37 @@
  * read 0.1×; OpenAI and Google: no write premium, read at the model's cache-read price):
  * - billed_input: Σ uncached + write(5m) × w5 + write(1h) × w1h + read × r of the requests;
  * - summarizer_cost: the arm's summarizer calls under the replay's summary model;
- * - billed_with_output: billed_input + summarizer_cost + recorded output tokens × output ratio;
+ * - compaction_cost: the summary requests of Pi's compactions the arm made (pi-compaction.ts);
+ * - billed_with_output: billed_input + summarizer_cost + compaction_cost + recorded output tokens × output ratio;
  * - usd_*: the same in dollars at the models' prices (pi-ai's registry, else the fallback
  *   table), each request at its own model's rates and price tier; the summarizer at the
  *   session model's rates;
- * - ratio_to_bare: (billed_input + summarizer_cost) / bare's billed_input;
+ * - ratio_to_bare: (billed_input + summarizer_cost + compaction_cost) / bare's (billed_input + compaction_cost);
  * - hit_ratio: read / (read + write + uncached); busts: requests that failed to read the
  *   previous request's live cached prefix; busts_per_prompt: busts / user prompts;
  * - peak / final context tokens: the largest / last estimated prompt size.
  * Calibration (simulated vs recorded usage) is the bare arm's: only it replays what was sent.
  */
+import { createAnalyzerMemo, requestPromptTokens, type AnalyzerMemo } from "../cache/analyzer.ts";
 import type { ModelRef } from "../cache/cache-rules.ts";
+import { createCharRatioEstimator, type TokenEstimator } from "../cache/token-estimator.ts";
+import type { WireRequestBody } from "../cache/wire-types.ts";
 import { costModelFor, type CostModel } from "../cache/cost-model.ts";
 import type { FlatBytesMemo } from "../cache/flatten.ts";
 import { emptyReasoningDropTally, tallyReasoningDrop } from "../cache/reasoning-drops.ts";
 import type { Arm, ArmRunTotals, ArmStartOptions } from "./arms.ts";
 import { armReport, mainRef, seriesOf } from "./arm-report.ts";
+import { DEFAULT_CONTEXT_WINDOW, type KeeperRequestInfo } from "./keeper-engine.ts";
+import type { PiCompactionSettings } from "./pi-compaction.ts";
+import { withPiCompaction } from "./pi-compaction-arm.ts";
+import { piReplayPrimitives } from "./pi-session-contexts.ts";
 import { recordedKeeperRun } from "./recorded-keeper.ts";
 import { keeperRecordingOf } from "./recorded-with.ts";
 import { readRecording, replaySession, type ReplayOptions, type ReplayResult } from "./replay.ts";
 import type { ReplaySummarySource } from "./replay-summaries.ts";
 import type { SessionDiagnostic } from "./session-file.ts";
 import { calibrationOf, modelsOf, recordedRequestDollars, requestDollars } from "./session-figures.ts";
+import { estimatorsOf } from "./session-fit.ts";
 import { oldVersionDiagnostic, sessionModel } from "./session-model.ts";
 
 export interface ArmReport {
@@ -54,9 +63,14 @@ export interface ArmReport {
   rewriting_flushes: number;
   budget_flushes: number;
   summarizer_calls: number;
-  /** Dollars: input (cache-aware), summarizer, and input + summarizer + output. */
+  /** Pi's compactions the arm paid the summary requests of: simulated where its own context passed Pi's threshold, or the recording's (pi-compaction.ts). */
+  compactions: number;
+  /** Their summary requests in billed-equivalent units (uncached input, the summary at the output ratio). */
+  compaction_cost: number;
+  /** Dollars: input (cache-aware), summarizer, Pi's compaction requests, and input + summarizer + compaction + output. */
   usd_input: number;
   usd_summarizer: number;
+  usd_compaction: number;
   usd_total: number;
 }
 
@@ -174,6 +188,8 @@ export interface ReportSessionOptions {
   arms: readonly Arm[];
   summaries: ReplaySummarySource;
   contextWindow?: ArmStartOptions["contextWindow"];
+  /** Pi's compaction settings for a model (the arms it is simulated in); default Pi's defaults. */
+  piCompaction?: (ref: { provider: string; model: string }) => PiCompactionSettings;
   /** A request's model → its cost model (the CLI looks prices up in pi-ai's registry); default: fallback prices. */
   costModels?: (ref: ModelRef) => CostModel;
   /** Estimator: fitted to each session's own usage (default) or the fixed corpus constants. */
@@ -213,12 +229,22 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
   const seen = new Set<string>();
   const armDiagnostics: SessionDiagnostic[] = [];
   const blockBytes: FlatBytesMemo = new WeakMap();
+  const promptMemo = createAnalyzerMemo({ bytes: blockBytes });
   order.forEach((arm, armIndex) => {
     // A keeper recording's keeper arm is what it sent, rebuilt from its entries; every other arm is simulated.
-    const run =
+    const started =
       recordedArm === "keeper" && arm.name === "keeper"
         ? recordedKeeperRun(recorded, { summarizerUsd: recording.summarizerUsd, ...(outputPrice !== undefined ? { outputPrice } : {}) })
         : arm.start({ summaries: options.summaries, ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}), ...(outputPrice !== undefined ? { outputPrice } : {}) });
+    // The arm the session was recorded with compacted where the recording shows (it runs first); every other one where its own context passes Pi's threshold.
+    const run = withPiCompaction(started, {
+      recording: recorded,
+      simulate: first !== undefined,
+      prims: piReplayPrimitives,
+      contextWindow: options.contextWindow ?? (() => DEFAULT_CONTEXT_WINDOW),
+      ...(options.piCompaction ? { settings: options.piCompaction } : {}),
+      ...(first ? { promptTokens: promptTokensWith(first, closedCycleThinking, promptMemo) } : {}),
+    });
     const progress = (request: number, armDone: boolean) =>
       options.onProgress?.({ arm: arm.name, armIndex, armCount: order.length, request, requests: Math.max(expected, request), armDone });
     const shared: Partial<ReplayOptions> = !first
@@ -258,11 +284,17 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
   const reports: Record<string, ArmReport> = {};
   const series: Record<string, ArmSeries> = {};
   const perRequest: SessionRun["requests"] = { timestamps: first?.requests.map((q) => q.timestamp) ?? [], paid: first ? recordedRequestDollars(first) : [], arms: {} };
+  // What was paid includes the summary requests of the compactions Pi recorded (their usage is on the compaction entry).
+  for (const c of runs.get(recordedArm)?.totals.compactions?.byRequest ?? []) if (c.requestIndex < perRequest.paid.length) perRequest.paid[c.requestIndex]! += c.usd;
+  const bareCompactions = runs.get("bare")?.totals.compactions?.billed ?? 0;
   for (const arm of options.arms) {
     const { result, totals } = runs.get(arm.name)!;
-    perRequest.arms[arm.name] = requestDollars(result);
+    // A compaction's summary requests count with the request they came before.
+    const dollarsByRequest = requestDollars(result);
+    for (const c of totals.compactions?.byRequest ?? []) if (c.requestIndex < dollarsByRequest.length) dollarsByRequest[c.requestIndex]! += c.usd;
+    perRequest.arms[arm.name] = dollarsByRequest;
     const main: CostModel = costModels(mainRef(result, model));
-    reports[arm.name] = armReport({ arm, r: result, totals, bare, main });
+    reports[arm.name] = armReport({ arm, r: result, totals, bare, bareCompactions, main });
     series[arm.name] = seriesOf(result.analysis);
   }
   const diagnostics = [...(versionNote ? [versionNote] : []), ...(first ? armDiagnostics : recorded.diagnostics)];
@@ -299,5 +331,17 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
     },
     series,
     requests: perRequest,
+  };
+}
+
+/** The prompt tokens of a request body under the estimator `calibrated` was replayed with (its model family's fit). */
+function promptTokensWith(calibrated: ReplayResult, closedCycleThinking: "dropped" | "billed", memo: AnalyzerMemo): (body: WireRequestBody, info: KeeperRequestInfo) => number {
+  const byFamily = new Map<string, { estimator: TokenEstimator; promptOverheadTokens: number }>();
+  const fixed = { estimator: createCharRatioEstimator(calibrated.estimator), promptOverheadTokens: calibrated.estimator.promptOverheadTokens };
+  return (body, info) => {
+    const family = info.costModel?.rule.family ?? "";
+    let est = byFamily.get(family);
+    if (!est) byFamily.set(family, (est = calibrated.fit ? estimatorsOf(calibrated.fit, [family], "all")[0]! : fixed));
+    return requestPromptTokens({ body, timestamp: info.timestamp, ...est }, { closedCycleThinking, memo });
   };
 }

@@ -12,6 +12,9 @@ export interface ArmTotals {
   user_prompts: number;
   billed_input: number;
   summarizer_cost: number;
+  /** Pi's compactions' summary requests, billed-equivalent. */
+  compaction_cost: number;
+  compactions: number;
   billed_with_output: number;
   ratio_to_bare: number;
   hit_ratio: number;
@@ -25,7 +28,7 @@ export interface ArmTotals {
 /** Per-arm totals over sessions (arms missing from a session are skipped for it). */
 export function totalsOverSessions(sessions: readonly SessionReport[]): Record<string, ArmTotals> {
   const out: Record<string, ArmTotals> = {};
-  const bareInput = sessions.reduce((n, s) => n + (s.arms.bare?.billed_input ?? 0), 0);
+  const bareInput = sessions.reduce((n, s) => n + (s.arms.bare?.billed_input ?? 0) + (s.arms.bare?.compaction_cost ?? 0), 0);
   const names = [...new Set(sessions.flatMap((s) => Object.keys(s.arms)))];
   for (const name of names) {
     const rows = sessions.flatMap((s) => (s.arms[name] ? [{ s, a: s.arms[name] }] : []));
@@ -41,8 +44,10 @@ export function totalsOverSessions(sessions: readonly SessionReport[]): Record<s
       user_prompts: prompts,
       billed_input: sum((a) => a.billed_input),
       summarizer_cost: sum((a) => a.summarizer_cost),
+      compaction_cost: sum((a) => a.compaction_cost),
+      compactions: sum((a) => a.compactions),
       billed_with_output: sum((a) => a.billed_with_output),
-      ratio_to_bare: bareInput > 0 ? (sum((a) => a.billed_input) + sum((a) => a.summarizer_cost)) / bareInput : 0,
+      ratio_to_bare: bareInput > 0 ? (sum((a) => a.billed_input) + sum((a) => a.summarizer_cost) + sum((a) => a.compaction_cost)) / bareInput : 0,
       hit_ratio: input > 0 ? read / input : 0,
       busts,
       busts_per_prompt: prompts > 0 ? busts / prompts : 0,
@@ -123,7 +128,10 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
   return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
 }
 
-const SESSION_HEADER = ["arm", "billed input", "ratio", "cost", "cache hit", "busts", "busts/prompt", "peak ctx", "final ctx", "summarizer", "flushes"];
+const SESSION_HEADER = ["arm", "billed input", "ratio", "cost", "cache hit", "busts", "busts/prompt", "peak ctx", "final ctx", "summarizer", "compactions", "flushes"];
+
+/** Pi's compactions of an arm and what their summary requests cost: "1 ($0.12)", or "-". */
+const compactionsCell = (n: number, dollars: number) => (n > 0 ? `${n} (${usd(dollars)})` : "-");
 
 export function sessionTable(report: SessionReport): string {
   const rows = Object.values(report.arms).map((a) => [
@@ -137,6 +145,7 @@ export function sessionTable(report: SessionReport): string {
     compactNumber(a.peak_context_tokens),
     compactNumber(a.final_context_tokens),
     compactNumber(a.summarizer_cost),
+    compactionsCell(a.compactions, a.usd_compaction),
     a.flushes > 0 ? `${a.flushes} (${a.budget_flushes} budget)` : "-",
   ]);
   const title =
@@ -149,7 +158,7 @@ export function sessionTable(report: SessionReport): string {
   return `${title}\n${formatTable(SESSION_HEADER, rows)}`;
 }
 
-const TOTAL_HEADER = ["arm", "sessions", "billed input", "ratio", "cost", "cache hit", "busts", "busts/prompt", "peak ctx", "summarizer"];
+const TOTAL_HEADER = ["arm", "sessions", "billed input", "ratio", "cost", "cache hit", "busts", "busts/prompt", "peak ctx", "summarizer", "compactions"];
 
 export function totalTable(totals: Record<string, ArmTotals>): string {
   const rows = Object.values(totals).map((t) => [
@@ -163,6 +172,7 @@ export function totalTable(totals: Record<string, ArmTotals>): string {
     t.busts_per_prompt.toFixed(2),
     compactNumber(t.peak_context_tokens),
     compactNumber(t.summarizer_cost),
+    t.compactions > 0 ? String(t.compactions) : "-",
   ]);
   return `Total over sessions\n${formatTable(TOTAL_HEADER, rows)}`;
 }
@@ -170,8 +180,9 @@ export function totalTable(totals: Record<string, ArmTotals>): string {
 export const TABLE_LEGEND = [
   "billed input: cache-aware input cost in uncached-input-token units of each request's model, at its price ratios",
   "(Anthropic: read 0.1x, 5-min write 1.25x, 1-h write 2x; OpenAI/Google: no write premium, read at the cache-read price);",
-  "ratio: (billed input + summarizer) / bare billed input; cost: dollars for input, summarizer and output at the models' prices;",
+  "ratio: (billed input + summarizer + compactions) / bare's (billed input + compactions); cost: dollars for input, summarizer, compactions and output at the models' prices;",
   "cache hit: read / all input tokens;",
   "busts: requests that missed the previous request's still-live cached prefix; ctx: estimated prompt tokens;",
-  "summarizer: summarizer cost in the same units; flushes: flushes replayed (those fired by the budget trigger).",
+  "summarizer: summarizer cost in the same units; compactions: Pi's compactions and their summary requests' dollars (the recording's in the arm it was recorded with,",
+  "simulated where the arm's own context passes Pi's threshold in the others); flushes: flushes replayed (those fired by the budget trigger).",
 ].join("\n");

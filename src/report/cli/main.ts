@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { getAgentDir } from "@earendil-works/pi-coding-agent";
 import { probeFileSystem } from "./file-probe.ts";
 import { packageVersion } from "./locations.ts";
+import { piCompactionSettingsLookup } from "./pi-settings.ts";
 import { runReportCli } from "./run-report.ts";
 
 const code = runReportCli(process.argv.slice(2), {
@@ -18,5 +19,6 @@ const code = runReportCli(process.argv.slice(2), {
   now: () => performance.now(),
   probeFile: probeFileSystem,
   version: packageVersion(),
+  piCompaction: piCompactionSettingsLookup(getAgentDir()),
 });
 process.exitCode = code;

@@ -99,6 +99,7 @@ export function runAllCli(args: ReportArgs, io: CliIo): number {
         summaries: args.summaries,
         contextWindow,
         costModels,
+        ...(io.piCompaction ? { piCompaction: io.piCompaction.settings } : {}),
         detail: "totals",
         onProgress: (p) => progress.update((i + (p.armIndex + (p.armDone ? 1 : 0.5)) / p.armCount) / files.length, `session ${i + 1}/${files.length} ${basename(f.path)}`),
       });
@@ -119,7 +120,7 @@ export function runAllCli(args: ReportArgs, io: CliIo): number {
   progress.done();
   const total = allTotals(rows, CALIBRATION_LIMIT);
   const runtime = (io.now() - started) / 1000;
-  for (const line of skippedLines(skipped)) io.stderr(`${line}\n`);
+  for (const line of [...(io.piCompaction?.notes ?? []), ...skippedLines(skipped)]) io.stderr(`${line}\n`);
   if (args.json) {
     const output: AllReportOutput = {
       tool: "pi-context-keeper report --all",

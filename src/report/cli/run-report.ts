@@ -15,6 +15,7 @@ import { BUNDLED_SAMPLE, contextWindowLookup, DEFAULT_OUT_DIR, newestSession, ou
 import { runAllCli } from "./run-all.ts";
 import { beatsDefaultsSentence, calibrationProblems, calibrationWarning, estimatorWarning, recordingNotes } from "./report-notes.ts";
 import { registryCostModels } from "./model-prices.ts";
+import type { PiCompactionLookup } from "./pi-settings.ts";
 
 export interface CliIo {
   stdout(text: string): void;
@@ -34,6 +35,8 @@ export interface CliIo {
   clock?: () => number;
   /** The session files under `sessionsDir` (`--all`); default: the file system's (`listSessionFiles`). */
   listSessions?: (sessionsDir: string) => { exists: boolean; files: SessionFileInfo[] };
+  /** Pi's compaction settings (the agent's settings.json), for the arms where Pi's compaction is simulated; default Pi's defaults. */
+  piCompaction?: PiCompactionLookup;
 }
 
 export interface ReportOutput {
@@ -107,7 +110,7 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
   const taken = new Set<string>();
   let failed = false;
   /** Diagnostics, printed once the progress bar is gone. */
-  const notes: string[] = [];
+  const notes: string[] = [...(io.piCompaction?.notes ?? [])];
   files.forEach((file, fileIndex) => {
     const run = reportSession({
       file,
@@ -115,6 +118,7 @@ export function runReportCli(argv: readonly string[], io: CliIo): number {
       summaries: args.summaries,
       contextWindow,
       costModels,
+      ...(io.piCompaction ? { piCompaction: io.piCompaction.settings } : {}),
       onProgress: (p) => {
         const inArm = p.armDone ? 1 : 0.4 * (p.requests > 0 ? p.request / p.requests : 0);
         const fraction = (fileIndex + (p.armIndex + inArm) / p.armCount) / files.length;
