@@ -227,16 +227,15 @@ describe("keeper host under concurrency", () => {
     expect(rendered(harness(h2.sm))).toEqual(rendered(h2));
   });
 
-  test("/keeper now during a tool loop: earlier batches of the loop are stubbed, the batch the model has not seen stays raw, the loop's assistant turns are untouched", async () => {
+  test("/keeper now during a tool loop: earlier batches of the loop are stubbed, its last steps (the one the model has not seen included) stay raw, the loop's assistant turns are untouched", async () => {
     const h = harness();
     h.append(user("p1", 10));
-    h.append(assistant([call("a", "read", { path: "a.ts" })], 11));
-    h.append(result("a", "read", out("a"), 12));
-    h.append(assistant([call("b", "read", { path: "b.ts" })], 13));
-    h.append(result("b", "read", out("b"), 14));
-    h.append(assistant([call("c", "read", { path: "c.ts" })], 15));
-    h.append(result("c", "read", out("c"), 16));
-    // The loop is still running (the model has not answered c yet) when the user asks for a flush.
+    for (const [i, id] of ["a", "b", "d", "e", "c"].entries()) {
+      h.append(assistant([call(id, "read", { path: `${id}.ts` })], 11 + 2 * i));
+      h.append(result(id, "read", out(id), 12 + 2 * i));
+    }
+    // The loop is still running (the model has not answered c yet) when the user asks for a flush:
+    // d, e and c are its last three steps (`loopFlush.keepRecentSteps`), kept raw.
     const done = h.host.onKeeperCommand("now", h.ctx);
     await settle();
     h.model.releaseAll();
@@ -250,5 +249,7 @@ describe("keeper host under concurrency", () => {
     });
     expect(sent.at(-1)).toBe(messages.at(-1)!);
     expect(JSON.stringify(sent.at(-1))).toContain("c output line");
+    expect(JSON.stringify(sent.at(-3))).toContain("e output line");
+    expect(JSON.stringify(sent.at(-5))).toContain("d output line");
   });
 });

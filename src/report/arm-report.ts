@@ -56,6 +56,7 @@ export function armReport({ arm, r, totals, bare, main }: ArmInputs): ArmReport 
     flushes: flushes.length,
     rewriting_flushes: flushes.filter((f) => f.rewrote).length,
     budget_flushes: flushes.filter((f) => f.reason === "budget").length,
+    loop_flushes: flushes.filter((f) => f.reason === "loop").length,
     summarizer_calls: flushes.reduce((n, f) => n + f.modelBatches, 0),
     usd_input: usdInput,
     usd_summarizer: usdSummarizer,

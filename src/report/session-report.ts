@@ -52,6 +52,8 @@ export interface ArmReport {
   /** Flushes that changed rendered history. */
   rewriting_flushes: number;
   budget_flushes: number;
+  /** Flushes the in-loop trigger started (inside a tool loop, when it paid). */
+  loop_flushes: number;
   summarizer_calls: number;
   /** Dollars: input (cache-aware), summarizer, and input + summarizer + output. */
   usd_input: number;

@@ -129,7 +129,7 @@ export function sessionTable(report: SessionReport): string {
     compactNumber(a.peak_context_tokens),
     compactNumber(a.final_context_tokens),
     compactNumber(a.summarizer_cost),
-    a.flushes > 0 ? `${a.flushes} (${a.budget_flushes} budget)` : "-",
+    a.flushes > 0 ? `${a.flushes} (${a.budget_flushes} budget, ${a.loop_flushes} loop)` : "-",
   ]);
   const title =
     `${report.file}\n` +
@@ -164,5 +164,5 @@ export const TABLE_LEGEND = [
   "ratio: (billed input + summarizer) / bare billed input; cost: dollars for input, summarizer and output at the models' prices;",
   "cache hit: read / all input tokens;",
   "busts: requests that missed the previous request's still-live cached prefix; ctx: estimated prompt tokens;",
-  "summarizer: summarizer cost in the same units; flushes: flushes replayed (those fired by the budget trigger).",
+  "summarizer: summarizer cost in the same units; flushes: flushes replayed (those fired by the budget trigger, and inside a tool loop when it paid).",
 ].join("\n");
