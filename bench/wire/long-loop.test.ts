@@ -69,16 +69,21 @@ describe("OpenAI Responses records, read as the measure reads Anthropic's", () =
   test("OpenAI's weights: no write premium, and a read shortfall within the 128-token counting step is no bust", () => {
     const prompt: WireMessage = { role: "user", content: [{ type: "text", text: "Task" }] };
     const results: WireMessage = { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: "x" }] };
+    const call: WireMessage = { role: "assistant", content: [{ type: "tool_use", id: "b", name: "read", input: {} }] };
+    const more: WireMessage = { role: "user", content: [{ type: "tool_result", tool_use_id: "b", content: "y".repeat(400) }] };
     const run = [
       recordedRequest({ kind: "main", messages: [prompt], usage: [0, 0, 2000] }),
       recordedRequest({ kind: "main", messages: [prompt, results], usage: [0, 1920, 700] }), // 80 short of 2000: counting step
-      recordedRequest({ kind: "main", messages: [prompt, results], usage: [0, 1024, 2000] }), // a bust in the loop: 1596 written again
+      recordedRequest({ kind: "main", messages: [prompt, results, call, more], usage: [0, 1024, 2000] }), // a bust in the loop
     ];
     const m = measureRun(run, OPENAI_WEIGHTS);
     expect(m.cost).toBeCloseTo(2000 + 0.1 * 1920 + 700 + 0.1 * 1024 + 2000, 6);
     expect(m.bustsInLoop).toBe(1);
     expect(m.bustTokensInLoop).toBe(1920 + 700 - 1024);
-    expect(m.loopRewriteCost).toBeCloseTo((1920 + 700 - 1024) * 0.9, 6);
+    // Written 2000, of which the new call and result (JSON / 4 per block) were new: the rest was re-written.
+    const fresh = Math.ceil(JSON.stringify((call.content as object[])[0]).length / 4) + Math.ceil(JSON.stringify((more.content as object[])[0]).length / 4);
+    expect(m.loopRewriteTokens).toBe(2000 - fresh);
+    expect(m.loopRewriteCost).toBeCloseTo((2000 - fresh) * 0.9, 6);
   });
 });
 

@@ -8,8 +8,10 @@
  * - A bust is a main request that reads back less than the previous main request cached
  *   (read + write), by more than the cache's counting step (`bustSlack`): part of the history
  *   it had sent was rewritten. It is "at a prompt start" when the request's last message is a
- *   human turn, else "in a tool loop"; a bust in a loop costs what it wrote again at the write
- *   weight instead of reading it (`loopRewriteCost`).
+ *   human turn, else "in a tool loop". What a bust in a loop re-wrote is what it wrote less what
+ *   was new in it (the messages after the previous request's: the answer and its results, at
+ *   the fake servers' JSON / 4 per block) — the tokens a stub removed are not re-written, they are
+ *   gone — and it costs (write − read) each beyond reading them (`loopRewriteCost`).
  * - Final context is the last main request's input tokens (uncached + read + write).
  * - Summary calls are answered side requests; refused requests are any non-200 answer.
  * - Carried-history cost is the part of the cost spent on the history carried into each prompt;
@@ -47,9 +49,11 @@ export interface RunMeasure {
   maxBustsPerPrompt: number;
   /** Tokens the busts wrote again (what the previous request had cached but this one did not read). */
   bustTokens: number;
-  /** Of those, the tokens busts inside tool loops wrote again. */
+  /** Of those, the tokens busts inside tool loops no longer read (re-written, or removed by a stub). */
   bustTokensInLoop: number;
-  /** What the busts inside tool loops cost beyond reading those tokens: bustTokensInLoop × (write − read). */
+  /** Tokens the busts inside tool loops wrote again (written less what was new in the request). */
+  loopRewriteTokens: number;
+  /** What that cost beyond reading them: loopRewriteTokens × (write − read). */
   loopRewriteCost: number;
   finalContextTokens: number;
   finalMix: ContextMix;
@@ -86,6 +90,13 @@ export function contextMix(messages: readonly WireMessage[]): ContextMix {
   return mix;
 }
 
+/** Tokens of the messages after the first `from` (the fake servers' count: each block's JSON / 4). */
+function newTokens(messages: readonly WireMessage[], from: number): number {
+  let n = 0;
+  for (const m of messages.slice(from)) for (const b of blocksOf(m)) n += Math.ceil(JSON.stringify(b).length / 4);
+  return n;
+}
+
 export function measureRun(requests: readonly RecordedRequest[], weights: BenchWeights = ANTHROPIC_WEIGHTS): RunMeasure {
   let cost = 0;
   let sideCost = 0;
@@ -109,6 +120,8 @@ export function measureRun(requests: readonly RecordedRequest[], weights: BenchW
   let bustsAtPromptStart = 0;
   let bustTokens = 0;
   let bustTokensInLoop = 0;
+  let loopRewriteTokens = 0;
+  let prevMessages = 0;
   let prompts = 0;
   let bustsThisPrompt = 0;
   let maxBustsPerPrompt = 0;
@@ -128,11 +141,13 @@ export function measureRun(requests: readonly RecordedRequest[], weights: BenchW
       else {
         bustsInLoop++;
         bustTokensInLoop += lost;
+        loopRewriteTokens += Math.max(0, u.cache_creation_input_tokens + u.input_tokens - newTokens(messages, prevMessages));
       }
       bustsThisPrompt++;
       maxBustsPerPrompt = Math.max(maxBustsPerPrompt, bustsThisPrompt);
     }
     prevCached = u.cache_read_input_tokens + u.cache_creation_input_tokens;
+    prevMessages = messages.length;
   }
   const last = main[main.length - 1];
   const lu = last?.response?.usage;
@@ -148,7 +163,8 @@ export function measureRun(requests: readonly RecordedRequest[], weights: BenchW
     maxBustsPerPrompt,
     bustTokens,
     bustTokensInLoop,
-    loopRewriteCost: bustTokensInLoop * (weights.write - weights.read),
+    loopRewriteTokens,
+    loopRewriteCost: loopRewriteTokens * (weights.write - weights.read),
     finalContextTokens: lu ? lu.input_tokens + lu.cache_read_input_tokens + lu.cache_creation_input_tokens : 0,
     finalMix: contextMix(last?.body.messages ?? []),
     prompts,

@@ -5,12 +5,16 @@
  * it is read by).
  *
  * Estimator (pure; documented in doc/cache-discipline.md):
- * - Lindy: a loop that has run k tool steps is, with no other knowledge, as likely as not to run
- *   about k more.
- * - The session's finished loops (the earlier prompts' loops on the branch): the ones that ran
- *   at least k steps say how much longer such loops went on, L − k each.
- * - Blend, Lindy counted as one pseudo-loop: remaining = (Σ_{L ≥ k} (L − k) + k) / (#{L ≥ k} + 1),
- *   capped at `cap` (the gate's horizon cap).
+ * - Lindy, read conservatively: a loop that has run k tool steps goes on past k + x with chance
+ *   k / (k + x); two loops in three go on at least k/2 more (`LINDY_SHARE`), taken as the prior.
+ *   A rewrite is a sure cost and its saving scales with the steps still to come: the median (k
+ *   more) fired rewrites at the last step of short loops on the wire benchmark.
+ * - The session's finished loops (the earlier prompts' loops on the branch): one that ran L ≥ k
+ *   steps says such a loop went on L − k more; one that ended before k says loops here end
+ *   around now (it counts as 0 more).
+ * - Blend, the prior counted as one loop:
+ *   remaining = (Σ_{L ≥ k} (L − k) + k/2) / (#past loops + 1), capped at `cap` (the gate's
+ *   horizon cap).
  * - N = 1 (the next request) + remaining: the loop's remaining tool steps and its final answer
  *   all read the prefix.
  */
@@ -58,17 +62,16 @@ export interface LoopHorizonInput {
   cap: number;
 }
 
+/** The Lindy prior's share of the steps made so far: two loops in three go on at least this much longer. */
+export const LINDY_SHARE = 0.5;
+
 /** Expected tool steps still to come in a loop that has run `stepsSoFar` (see the module comment). */
 export function expectedRemainingSteps(input: LoopHorizonInput): number {
   const k = Math.max(0, input.stepsSoFar);
-  let sum = k;
-  let n = 1;
-  for (const l of input.pastLoopSteps) {
-    if (l < k) continue;
-    sum += l - k;
-    n++;
-  }
-  return Math.max(0, Math.min(Math.max(0, input.cap), sum / n));
+  let sum = LINDY_SHARE * k;
+  for (const l of input.pastLoopSteps) if (l >= k) sum += l - k;
+  const remaining = sum / (input.pastLoopSteps.length + 1);
+  return Math.max(0, Math.min(Math.max(0, input.cap), remaining));
 }
 
 /** N for a rewrite inside the running loop: the next request plus the expected remaining ones. */

@@ -148,8 +148,11 @@ function decide(input: DecideFlushInput): FlushGateDecision {
     }
   }
   const loopStart = currentLoopStart(world);
-  // The frozen history of the last request: byte-identical until the cache goes cold.
-  const frozenCut = state.frontier.frozenThroughTimestamp === undefined ? 0 : cutFromTimestamp(messages, state.frontier.frozenThroughTimestamp);
+  // The frozen history of the last request: byte-identical until the cache goes cold. At a final
+  // answer, a boundary a flush inside the loop moved into it does not freeze the loop's own chain:
+  // that loop collapses at its final answer (its rewrite starts at the loop anyway).
+  const frozenThrough = state.frontier.frozenThroughTimestamp === undefined ? 0 : cutFromTimestamp(messages, state.frontier.frozenThroughTimestamp);
+  const frozenCut = endsWithAssistant(messages) ? Math.min(frozenThrough, currentLoopStart(messages)) : frozenThrough;
   const verdicts: Record<string, MutationVerdict> = {};
   const due: ProposalMutation[] = [];
   const lastAssistant = lastAssistantIndex(messages);

@@ -121,11 +121,21 @@ export interface LoopFlushVerdict {
 }
 
 /**
+ * How many times over an in-loop rewrite's saving must repay its cost: the loop's N is an
+ * estimate, and a loop may end at its very next step. Measured on the wire benchmark's tuning
+ * seeds (default scenario 101, 102; long loops 501–503, async compaction off): a rewrite that
+ * merely pays fired at the last step of 10–15-step loops (seed 101: 0.405× bare against 0.394×
+ * without the in-loop trigger); twice over, 0.394 · 0.383 (the one rewrite left paid) and the long
+ * loops 0.453 on average; three times over, 0.394 · 0.389 (no rewrite) and 0.455.
+ */
+export const LOOP_FLUSH_PAYBACK = 2;
+
+/**
  * The in-loop trigger: fire when stubbing the running loop's older raw outputs pays for the
  * rewrite it causes — the gate's own price (`priceFlush`) with the rewrite starting at the
  * readable anchor before the first candidate (the seam, the lookback, or the change itself on a
  * provider with automatic prefix caching), N the loop's expected remaining requests
- * (`gateRequestsOf`), the session model's prices — and the quantized boundary would move (a
+ * (`gateRequestsOf`), the session model's prices, by `LOOP_FLUSH_PAYBACK` times — and the quantized boundary would move (a
  * rewrite moves it in one step; candidates before an unmoved frozen boundary wait). At most one
  * such flush per `minStepsBetween` tool steps of a loop. The flush then decides with its own
  * renders; this is the cheap estimate that starts it.
@@ -174,7 +184,8 @@ export function loopFlushDue(input: LoopFlushInput): LoopFlushVerdict {
     ...(facts?.costModel ? { costModel: facts.costModel } : {}),
     options: { minNetSaving: cache.minNetSaving },
   });
-  return decision.apply ? { fire: true, candidates, decision } : { fire: false, why: "does-not-pay", candidates, decision };
+  const pays = decision.apply && decision.numbers.saving >= LOOP_FLUSH_PAYBACK * decision.numbers.rewriteCost;
+  return pays ? { fire: true, candidates, decision } : { fire: false, why: "does-not-pay", candidates, decision };
 }
 
 export interface ColdReplanInput {

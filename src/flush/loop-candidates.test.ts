@@ -1,6 +1,7 @@
 /**
  * What a flush inside the running loop could prune, estimated at a turn end, and capture's "recent"
- * skip: the loop's last `keepRecentSteps` steps stay raw while it runs, never once it has ended.
+ * skip: the loop's last `keepRecentSteps` steps (2 by default) stay raw while it runs, never once
+ * it has ended.
  */
 import { describe, expect, test } from "bun:test";
 import { loopShapeOf } from "../discipline/loop-horizon.ts";
@@ -24,19 +25,20 @@ const candidatesOf = (messages: ContextMessage[], state: KeeperState = emptyStat
   loopCandidates({ messages, shape: loopShapeOf(messages), state, config });
 
 describe("loopCandidates", () => {
-  test("the loop's older outputs, not its last three steps'", () => {
+  test("the loop's older outputs, not its last two steps'", () => {
     const messages = running(["a", "b", "c", "d", "e"]);
     const c = candidatesOf(messages);
-    expect(c.outputs).toBe(2);
+    expect(c.outputs).toBe(3);
     expect(c.position).toBe(2); // a's result
-    expect(c.tokensRemoved).toBe(2 * (2000 - STUB_TOKENS_ESTIMATE));
+    expect(c.tokensRemoved).toBe(3 * (2000 - STUB_TOKENS_ESTIMATE));
+    expect(recentStepsFrom(loopShapeOf(messages), 2, messages.length)).toBe(7); // d's call
     expect(recentStepsFrom(loopShapeOf(messages), 3, messages.length)).toBe(5); // c's call
   });
 
   test("outputs already stubbed, protected, recall copies and trivial batches are not candidates", () => {
     const messages = running(["a", "b", "c", "d", "e"]);
     const stubbed: KeeperState = { ...emptyState(), frontier: { ...emptyState().frontier, stubbedKeys: ["a@10#0"] } };
-    expect(candidatesOf(messages, stubbed).outputs).toBe(1);
+    expect(candidatesOf(messages, stubbed).outputs).toBe(2);
     expect(candidatesOf(messages, emptyState(), { ...DEFAULT_PRUNE_CONFIG, protectedTools: ["read"] }).outputs).toBe(0);
     expect(candidatesOf(running(["a", "b", "c", "d", "e"], "keeper_recall")).outputs).toBe(0);
     expect(candidatesOf(messages, emptyState(), { ...DEFAULT_PRUNE_CONFIG, minBatchChars: 9000 }).outputs).toBe(0);
@@ -50,15 +52,16 @@ describe("loopCandidates", () => {
 });
 
 describe("capture inside a running loop", () => {
-  test("the last three steps are skipped as recent (the last one as unseen); at the final answer they are captured", () => {
+  test("the last two steps are skipped (the last one as unseen, the one before as recent); at the final answer they are captured", () => {
     const messages = running(["a", "b", "c", "d", "e"]);
     const inLoop = captureBatches({ branchMessages: messages, state: emptyState(), config: DEFAULT_PRUNE_CONFIG });
-    expect(inLoop.batches.map((b) => b.batchKey)).toEqual(["batch:a@10", "batch:b@12"]);
+    expect(inLoop.batches.map((b) => b.batchKey)).toEqual(["batch:a@10", "batch:b@12", "batch:c@14"]);
     expect(inLoop.skipped).toEqual([
-      { batchKey: "batch:c@14", reason: "recent" },
       { batchKey: "batch:d@16", reason: "recent" },
       { batchKey: "batch:e@18", reason: "unseen" },
     ]);
+    const three = { ...DEFAULT_PRUNE_CONFIG, loopFlush: { ...DEFAULT_PRUNE_CONFIG.loopFlush, keepRecentSteps: 3 } };
+    expect(captureBatches({ branchMessages: messages, state: emptyState(), config: three }).batches.map((b) => b.batchKey)).toEqual(["batch:a@10", "batch:b@12"]);
     const ended = captureBatches({ branchMessages: messages, closingMessage: assistant([text("done")], 50), state: emptyState(), config: DEFAULT_PRUNE_CONFIG });
     expect(ended.batches).toHaveLength(5);
   });

@@ -98,5 +98,5 @@ export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   errorPurge: { enabled: true, cooldownTurns: 4 },
   chainCompression: { enabled: true, rollingWindow: 0, keptFactChars: DEFAULT_KEPT_FACT_CHARS },
   budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 150_000 },
-  loopFlush: { enabled: true, keepRecentSteps: 3, minStepsBetween: 8 },
+  loopFlush: { enabled: true, keepRecentSteps: 2, minStepsBetween: 6 },
 };

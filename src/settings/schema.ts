@@ -49,9 +49,9 @@ export const keeperSettingsSchema = z.object({
       /** Flush inside a running tool loop when pruning its older outputs pays for the rewrite over the loop's expected remaining steps (src/engine/triggers.ts `loopFlushDue`). */
       enabled: z.boolean().default(true),
       /** The loop's last tool steps whose outputs are never pruned while it runs (at least 1: the step the model has not answered yet). */
-      keepRecentSteps: positiveInt.default(3),
+      keepRecentSteps: positiveInt.default(2),
       /** At most one flush inside a loop per this many tool steps. */
-      minStepsBetween: positiveInt.default(8),
+      minStepsBetween: positiveInt.default(6),
     }),
   }),
   summarizer: z.object({
