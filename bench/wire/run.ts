@@ -22,8 +22,8 @@
  *
  * With `--scenario long-loop` it runs the long-loop benchmark (long-loop-bench.ts): 3 prompts ×
  * 60–120 tool steps, large reads early in each loop, on the fake Anthropic server and the fake
- * OpenAI Responses server (`--providers anthropic,openai`); default seeds 601–603 (held out;
- * 501 and 502 were tuned on), arms bare, pi-condense, keeper.
+ * OpenAI Responses server (`--providers anthropic,openai`); default seeds 601–606 (held out;
+ * 501–503 were tuned on), arms bare, pi-condense, keeper.
  */
 import { writeFileSync } from "node:fs";
 import { REPO_ROOT } from "../../test/support/pi-runner.ts";
