@@ -90,7 +90,7 @@ async function runDefaultBench(): Promise<void> {
   }
   console.log(`\n${prompts} prompts × ${minSteps}–${maxSteps} steps, 200k window, seeds ${seeds.join(", ")}; ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   console.log(formatTable(results));
-  console.log(`\ngoals (issue #11), keeper arm:\n${formatGoals(checkGoals(results))}\n`);
+  console.log(`\ngoals (issues #11, #22), keeper arm:\n${formatGoals(checkGoals(results))}\n`);
   for (const [seed, line] of fidelityBySeed) console.log(`seed ${seed}: ${line}`);
   const json = arg("json");
   if (json) writeFileSync(json, JSON.stringify({ seeds, prompts, steps: [minSteps, maxSteps], arms: arms.map((a) => ({ name: a.name, description: a.description })), results }, null, 2));

@@ -33,6 +33,7 @@ import { replaySummarizer } from "../../src/report/replay-summaries.ts";
 import { DEFAULT_SETTINGS } from "../../src/settings/parse.ts";
 import { createPiWorkspace, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
+import { generateLongLoopScenario } from "../support/long-loop-scenario.ts";
 import { withoutCacheControl } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
@@ -75,7 +76,7 @@ const liveCost = (run: PiRunResult, replay: ReplayResult, frame: "replay" | "pi"
     ),
   );
 
-function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult & { budgetFlushes: number } {
+function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult & { budgetFlushes: number; loopFlushes: number } {
   const settings = applySettingsOverride(DEFAULT_SETTINGS, override);
   const engine = createKeeperReplayEngine({
     config: keeperReplayConfig(settings),
@@ -89,7 +90,8 @@ function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResu
     transformContext: (messages, i, info) => engine.transformContext(messages as ContextMessage[], i, info) as never,
     transformBody: (body, i, info) => engine.transformBody(body, i, info),
   });
-  return { ...replay, budgetFlushes: engine.state().flushes.filter((f) => f.reason === "budget").length };
+  const flushes = engine.state().flushes;
+  return { ...replay, budgetFlushes: flushes.filter((f) => f.reason === "budget").length, loopFlushes: flushes.filter((f) => f.reason === "loop").length };
 }
 
 /**
@@ -206,5 +208,25 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     if (differing.length > 0) console.log(`[parity] budget: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
     expect(differing).toEqual([]);
     console.log(`[parity] budget: ${replay.requests.length} requests, 0 differ, ${replay.budgetFlushes} budget flushes`);
+  }, 400_000);
+
+  // Long loops with large reads first: the in-loop trigger fires where live Pi's turn_end fired
+  // (the live host awaits the flush, so it lands on the next request, as the replay has it), and
+  // every request carries the same history. Cache discipline off keeps timing out of the gate.
+  test("flushes inside long tool loops when they pay: the same flushes, the same history per request", async () => {
+    const long = generateLongLoopScenario({ seed: 31, prompts: 2, stepsPerPrompt: [24, 30], earlySteps: [4, 6] });
+    const workspace = createPiWorkspace(long.files);
+    workspaces.push(workspace);
+    const common = { prompts: long.prompts, script: long.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
+    const bare = await runPi({ ...common, extension: false });
+    const live = await runPi({ ...common, contextKeeper: TIMELESS as Record<string, unknown> });
+    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+    const replay = replayKeeper(bare, TIMELESS);
+    expect(replay.requests.length).toBe(live.mainRequests.length);
+    expect(replay.loopFlushes).toBeGreaterThan(1);
+    const { sent, replayed, differing } = historiesOf(live, replay);
+    if (differing.length > 0) console.log(`[parity] loops: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+    expect(differing).toEqual([]);
+    console.log(`[parity] loops: ${replay.requests.length} requests, 0 differ, ${replay.loopFlushes} flushes inside loops`);
   }, 400_000);
 });
