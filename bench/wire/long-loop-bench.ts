@@ -10,23 +10,15 @@
  */
 import { writeFileSync } from "node:fs";
 import { generateLongLoopScenario } from "../../test/support/long-loop-scenario.ts";
-import type { Arm } from "./arms.ts";
 import { formatLongLoopMeans, formatLongLoopTable, longLoopGoals, type LongLoopResult } from "./long-loop-table.ts";
 import { measureRun } from "./measure.ts";
-import { runArmOn, type BenchProvider } from "./run-arm.ts";
+import { runArmOn, type BenchProvider, type BenchRunOptions } from "./run-arm.ts";
 
 export const LONG_LOOP_TUNING_SEEDS = [501, 502, 503];
 export const LONG_LOOP_HELD_OUT_SEEDS = [601, 602, 603, 604, 605, 606];
 
-export interface LongLoopBenchOptions {
-  seeds: number[];
+export interface LongLoopBenchOptions extends BenchRunOptions {
   providers: BenchProvider[];
-  arms: Arm[];
-  prompts: number;
-  steps: [number, number];
-  keeperDir?: string;
-  json?: string;
-  dump?: string;
 }
 
 export async function runLongLoopBench(o: LongLoopBenchOptions): Promise<LongLoopResult[]> {

@@ -13,20 +13,13 @@ import type { Arm } from "./arms.ts";
 import { createLookbackModel, outcomeCounts } from "./lookback-model.ts";
 import { formatLookbackMeans, formatLookbackTable, lookbackGoals, type LookbackResult } from "./lookback-table.ts";
 import { measureRun } from "./measure.ts";
-import { runArmSession } from "./run-arm.ts";
+import { runArmSession, type BenchRunOptions } from "./run-arm.ts";
 
 export const LOOKBACK_TUNING_SEEDS = [301, 302];
 export const LOOKBACK_HELD_OUT_SEEDS = [401, 402, 403, 404, 405];
 
-export interface LookbackBenchOptions {
-  seeds: number[];
+export interface LookbackBenchOptions extends BenchRunOptions {
   densities: NeedDensity[];
-  arms: Arm[];
-  prompts: number;
-  steps: [number, number];
-  keeperDir?: string;
-  json?: string;
-  dump?: string;
 }
 
 export function parseDensities(text: string): NeedDensity[] {

@@ -29,6 +29,18 @@ export function parseProviders(text: string): BenchProvider[] {
   return out as BenchProvider[];
 }
 
+/** What every benchmark run of several seeds and arms takes (the looking-back and long-loop ones). */
+export interface BenchRunOptions {
+  seeds: number[];
+  arms: Arm[];
+  prompts: number;
+  steps: [number, number];
+  /** Another checkout of this extension for the keeper arms. */
+  keeperDir?: string;
+  json?: string;
+  dump?: string;
+}
+
 export interface ArmSession {
   prompts: string[];
   script: MainScript;

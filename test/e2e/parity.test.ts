@@ -34,6 +34,8 @@ import { DEFAULT_SETTINGS } from "../../src/settings/parse.ts";
 import { createPiWorkspace, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
 import { generateLongLoopScenario } from "../support/long-loop-scenario.ts";
+import type { MainStep } from "../support/fake-anthropic/types.ts";
+import type { SandboxFiles } from "../support/scenario-sandbox.ts";
 import { withoutCacheControl } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
@@ -119,6 +121,30 @@ function firstDifference(a: string, b: string): string {
   return `char ${at}: live …${a.slice(Math.max(0, at - 80), at + 160)}… replay …${b.slice(Math.max(0, at - 80), at + 160)}…`;
 }
 
+/**
+ * One script run bare and live with `override`, the bare recording replayed with it: no request
+ * refused, as many requests, and every request's history the same (the first difference printed).
+ */
+async function liveAgainstReplay(
+  label: string,
+  script: { prompts: string[]; steps: MainStep[]; files: SandboxFiles },
+  override: SettingsOverride,
+  serverOptions: { tokenizer?: "text" } = {},
+): Promise<ReturnType<typeof replayKeeper>> {
+  const workspace = createPiWorkspace(script.files);
+  workspaces.push(workspace);
+  const common = { prompts: script.prompts, script: script.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same", ...serverOptions } };
+  const bare = await runPi({ ...common, extension: false });
+  const live = await runPi({ ...common, contextKeeper: override as Record<string, unknown> });
+  expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+  const replay = replayKeeper(bare, override);
+  expect(replay.requests.length).toBe(live.mainRequests.length);
+  const { sent, replayed, differing } = historiesOf(live, replay);
+  if (differing.length > 0) console.log(`[parity] ${label}: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+  expect(differing).toEqual([]);
+  return replay;
+}
+
 describe("parity: the live keeper and the replay of the bare recording", () => {
   const scenario = generateScenario({ seed: 23, prompts: 4, stepsPerPrompt: [6, 9], files: 8, fileBytes: [2048, 24576] });
 
@@ -194,19 +220,9 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
   // The extension's own compaction is off in the live run: the replay does not simulate it, and
   // its start window holds the budget flush (`cooperation.ts`).
   test("a budget trigger that fires inside the loops: the same flushes, the same history per request", async () => {
-    const workspace = createPiWorkspace(scenario.files);
-    workspaces.push(workspace);
     const tight: SettingsOverride = { ...TIMELESS, pruning: { budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 6000 } }, compaction: { enabled: false } };
-    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same", tokenizer: "text" as const } };
-    const bare = await runPi({ ...common, extension: false });
-    const live = await runPi({ ...common, contextKeeper: tight as Record<string, unknown> });
-    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
-    const replay = replayKeeper(bare, tight);
-    expect(replay.requests.length).toBe(live.mainRequests.length);
+    const replay = await liveAgainstReplay("budget", scenario, tight, { tokenizer: "text" });
     expect(replay.budgetFlushes).toBeGreaterThan(0);
-    const { sent, replayed, differing } = historiesOf(live, replay);
-    if (differing.length > 0) console.log(`[parity] budget: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
-    expect(differing).toEqual([]);
     console.log(`[parity] budget: ${replay.requests.length} requests, 0 differ, ${replay.budgetFlushes} budget flushes`);
   }, 400_000);
 
@@ -215,18 +231,8 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
   // every request carries the same history. Cache discipline off keeps timing out of the gate.
   test("flushes inside long tool loops when they pay: the same flushes, the same history per request", async () => {
     const long = generateLongLoopScenario({ seed: 31, prompts: 2, stepsPerPrompt: [24, 30], earlySteps: [4, 6] });
-    const workspace = createPiWorkspace(long.files);
-    workspaces.push(workspace);
-    const common = { prompts: long.prompts, script: long.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
-    const bare = await runPi({ ...common, extension: false });
-    const live = await runPi({ ...common, contextKeeper: TIMELESS as Record<string, unknown> });
-    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
-    const replay = replayKeeper(bare, TIMELESS);
-    expect(replay.requests.length).toBe(live.mainRequests.length);
+    const replay = await liveAgainstReplay("loops", long, TIMELESS);
     expect(replay.loopFlushes).toBeGreaterThan(1);
-    const { sent, replayed, differing } = historiesOf(live, replay);
-    if (differing.length > 0) console.log(`[parity] loops: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
-    expect(differing).toEqual([]);
     console.log(`[parity] loops: ${replay.requests.length} requests, 0 differ, ${replay.loopFlushes} flushes inside loops`);
   }, 400_000);
 });

@@ -10,7 +10,7 @@
  * order, the prompts, and the sandbox files Pi's real `read` / `bash` tools read.
  */
 import type { MainStep, ScriptedToolCall } from "./fake-anthropic/types.ts";
-import { sentence, thinkingText, type Scenario, type ScenarioStats } from "./scenario.ts";
+import { sandboxStats, scenarioOf, sentence, thinkingText, type Scenario } from "./scenario.ts";
 import { createPrng, type Prng } from "./scenario-prng.ts";
 import { generateSandbox, SANDBOX_WORDS, type SandboxFiles } from "./scenario-sandbox.ts";
 
@@ -85,8 +85,7 @@ export function generateLongLoopScenario(options: LongLoopOptions): Scenario {
   const files: SandboxFiles = { ...bigFiles, ...smallFiles, "README.md": "# Sandbox project\n\nGenerated files for the long-loop benchmark.\n" };
   const big = Object.keys(bigFiles);
   const small = Object.keys(smallFiles);
-  const stats: ScenarioStats = { mainRequests: 0, toolSteps: 0, toolCalls: 0, failingCalls: 0, parallelSteps: 0, sandboxBytes: 0 };
-  for (const c of Object.values(files)) stats.sandboxBytes += c.length;
+  const stats = sandboxStats(files);
 
   const prompts: string[] = [];
   const stepsByPrompt: MainStep[][] = [];
@@ -129,7 +128,5 @@ export function generateLongLoopScenario(options: LongLoopOptions): Scenario {
     });
     stepsByPrompt.push(steps);
   }
-  const steps = stepsByPrompt.flat();
-  stats.mainRequests = steps.length;
-  return { seed: options.seed, prompts, steps, stepsByPrompt, files, stats };
+  return scenarioOf(options.seed, prompts, stepsByPrompt, files, stats);
 }
