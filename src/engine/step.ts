@@ -84,8 +84,12 @@ export type EngineEvent =
   | { type: "compacted"; context: readonly ContextMessage[] }
   /** Session start, `/tree`, `/keeper on`: the state read back from the branch. */
   | ({ type: "restored" } & RestoreInput)
-  /** The replay of a keeper recording: the keeper state its entries show at this request (rebuilt by the report before each request). */
-  | { type: "recorded-state"; keeper: KeeperState }
+  /**
+   * The replay of a keeper recording: the keeper state its entries show at this request (rebuilt
+   * by the report before each request) and the render of it the request carried (the seam is
+   * placed on it, as the `context` step's render is live).
+   */
+  | { type: "recorded-state"; keeper: KeeperState; render?: { raw: readonly ContextMessage[]; rendered: readonly ContextMessage[] } }
   /** `session_shutdown`: what is still waiting to be committed. */
   | { type: "shutdown" }
   /** `cache_warming_decision`: Pi is about to pay to keep the prefix warm (the cache's vote: a waiting rewrite). */
@@ -179,8 +183,10 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       const out = restoredState(state, event);
       return { state: out.state, effects: out.problems.length > 0 ? [{ kind: "notify", text: restoreNotice(out.problems), level: "warning" }] : [] };
     }
-    case "recorded-state":
-      return none(event.keeper === state.keeper ? state : { ...state, keeper: event.keeper });
+    case "recorded-state": {
+      const next = event.keeper === state.keeper ? state : { ...state, keeper: event.keeper };
+      return none(event.render ? { ...next, lastRender: { ...event.render, state: event.keeper } } : next);
+    }
     case "warming": {
       const s = event.settings;
       const stop = s.enabled && s.cache.discipline && warmingOverride({ event: event.decision, pendingRewrite: state.ledger.pending }) !== undefined;

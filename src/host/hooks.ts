@@ -8,8 +8,10 @@
  * Orders, and why:
  * - session_start: the settings files first — every other part reads them (compaction's
  *   `isActive` too); then the keeper's restore, its status line, then compaction.
- * - turn_end: the keeper's budget flush, then compaction (a draft or a background job). The
- *   flush only starts a background job whose capture reads the branch synchronously; a
+ * - turn_end: the keeper's budget flush or in-loop flush, then compaction (a draft or a
+ *   background job). A budget flush only starts a background job whose capture reads the branch
+ *   synchronously; an in-loop flush (extractive, no model call) is awaited, so its rewrite lands on
+ *   the next request and compaction's step runs once it is adopted; a
  *   compaction draft is applied by Pi after every handler returned, so the flush sees the
  *   branch as the turn left it either way, and the state it holds for summarized-away calls is
  *   dropped at the next flush (its `flush-begin` step). Compaction goes last because its draft
