@@ -130,7 +130,7 @@ async function liveAgainstReplay(
   script: { prompts: string[]; steps: MainStep[]; files: SandboxFiles },
   override: SettingsOverride,
   serverOptions: { tokenizer?: "text" } = {},
-): Promise<ReturnType<typeof replayKeeper>> {
+): Promise<{ replay: ReturnType<typeof replayKeeper>; live: PiRunResult; bare: PiRunResult; workspace: PiWorkspace }> {
   const workspace = createPiWorkspace(script.files);
   workspaces.push(workspace);
   const common = { prompts: script.prompts, script: script.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same", ...serverOptions } };
@@ -142,29 +142,18 @@ async function liveAgainstReplay(
   const { sent, replayed, differing } = historiesOf(live, replay);
   if (differing.length > 0) console.log(`[parity] ${label}: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
   expect(differing).toEqual([]);
-  return replay;
+  return { replay, live, bare, workspace };
 }
 
 describe("parity: the live keeper and the replay of the bare recording", () => {
   const scenario = generateScenario({ seed: 23, prompts: 4, stepsPerPrompt: [6, 9], files: 8, fileBytes: [2048, 24576] });
 
   test("same history per request (timing kept out), cost within 2%", async () => {
-    const workspace = createPiWorkspace(scenario.files);
-    workspaces.push(workspace);
-    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
-    const bare = await runPi({ ...common, extension: false });
-    const live = await runPi({ ...common, contextKeeper: TIMELESS as Record<string, unknown> });
-    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
-
-    const replay = replayKeeper(bare, TIMELESS);
-    expect(replay.requests.length).toBe(live.mainRequests.length);
-    const { sent, replayed, differing } = historiesOf(live, replay);
+    const { replay, live, bare, workspace } = await liveAgainstReplay("timeless", scenario, TIMELESS);
     // The keeper changed history (stubs), and the replay changed it identically.
     const bareChars = JSON.stringify(bare.mainRequests.at(-1)!.body.messages).length;
     const liveChars = JSON.stringify(live.mainRequests.at(-1)!.body.messages).length;
     expect(liveChars).toBeLessThan(bareChars * 0.8);
-    if (differing.length > 0) console.log(`[parity] first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
-    expect(differing).toEqual([]);
 
     const costLive = liveCost(live, replay);
     const costReplay = billed(replay.analysis);
@@ -176,6 +165,7 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     expect(gap).toBeLessThanOrEqual(0.02);
 
     // Cache discipline on: request times enter the gate, so only the cost is held to the bound.
+    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
     const disciplined = await runPi({ ...common, contextKeeper: DISCIPLINED as Record<string, unknown> });
     expect(disciplined.requests.filter((r) => r.status !== 200)).toHaveLength(0);
     const replayD = replayKeeper(bare, DISCIPLINED);
@@ -221,7 +211,7 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
   // its start window holds the budget flush (`cooperation.ts`).
   test("a budget trigger that fires inside the loops: the same flushes, the same history per request", async () => {
     const tight: SettingsOverride = { ...TIMELESS, pruning: { budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 6000 } }, compaction: { enabled: false } };
-    const replay = await liveAgainstReplay("budget", scenario, tight, { tokenizer: "text" });
+    const { replay } = await liveAgainstReplay("budget", scenario, tight, { tokenizer: "text" });
     expect(replay.budgetFlushes).toBeGreaterThan(0);
     console.log(`[parity] budget: ${replay.requests.length} requests, 0 differ, ${replay.budgetFlushes} budget flushes`);
   }, 400_000);
@@ -231,7 +221,7 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
   // every request carries the same history. Cache discipline off keeps timing out of the gate.
   test("flushes inside long tool loops when they pay: the same flushes, the same history per request", async () => {
     const long = generateLongLoopScenario({ seed: 31, prompts: 2, stepsPerPrompt: [24, 30], earlySteps: [4, 6] });
-    const replay = await liveAgainstReplay("loops", long, TIMELESS);
+    const { replay } = await liveAgainstReplay("loops", long, TIMELESS);
     expect(replay.loopFlushes).toBeGreaterThan(1);
     console.log(`[parity] loops: ${replay.requests.length} requests, 0 differ, ${replay.loopFlushes} flushes inside loops`);
   }, 400_000);
