@@ -22,6 +22,8 @@ const keeperOff = (name: string, description: string, contextKeeper: Record<stri
 export const KEEPER_ARMS: readonly Arm[] = [
   { name: "keeper", keeper: true, description: "this extension, defaults" },
   keeperOff("no-budget", "budget trigger off", { pruning: { budgetTrigger: { enabled: false } } }),
+  keeperOff("no-loop-flush", "no flush inside a tool loop but the budget trigger's", { pruning: { loopFlush: { enabled: false } } }),
+  keeperOff("no-compaction", "async compaction off", { compaction: { enabled: false } }),
   keeperOff("no-strip", "thinking strip off", { thinkingStrip: { mode: "off" } }),
   keeperOff("no-chains", "chain compression off", { pruning: { chainCompression: { enabled: false } } }),
   keeperOff("no-discipline", "cache discipline off", { cache: { discipline: false } }),

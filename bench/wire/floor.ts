@@ -16,22 +16,22 @@
  */
 import { isHumanTurn } from "../../test/support/fake-anthropic/validate.ts";
 import type { RecordedRequest } from "../../test/support/fake-anthropic/types.ts";
-import { READ_WEIGHT, WRITE_WEIGHT } from "./weights.ts";
+import { ANTHROPIC_WEIGHTS, type BenchWeights } from "./weights.ts";
 
 type Usage = { input_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number };
 
 const totalInput = (u: Usage) => u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
 
 /** What taking `carried` tokens out of one prompt-start request saves: writes first, then uncached, then reads. */
-function promptStartSaving(u: Usage, carried: number): number {
+function promptStartSaving(u: Usage, carried: number, w: BenchWeights): number {
   const fromWrite = Math.min(carried, u.cache_creation_input_tokens);
   const fromInput = Math.min(carried - fromWrite, u.input_tokens);
   const fromRead = Math.min(carried - fromWrite - fromInput, u.cache_read_input_tokens);
-  return WRITE_WEIGHT * fromWrite + fromInput + READ_WEIGHT * fromRead;
+  return w.write * fromWrite + fromInput + w.read * fromRead;
 }
 
 /** How much of `cost` (the run's measured cost) is carried history; `cost − saving` is the floor. */
-export function carriedHistoryCost(requests: readonly RecordedRequest[]): number {
+export function carriedHistoryCost(requests: readonly RecordedRequest[], weights: BenchWeights = ANTHROPIC_WEIGHTS): number {
   const main = requests.filter((r) => r.kind === "main" && r.status === 200 && r.response !== undefined);
   if (main.length === 0) return 0;
   const firstInput = totalInput(main[0]!.response!.usage);
@@ -43,9 +43,9 @@ export function carriedHistoryCost(requests: readonly RecordedRequest[]): number
     const promptStart = i > 0 && messages.length > 0 && isHumanTurn(messages[messages.length - 1]!);
     if (promptStart) {
       carried = Math.max(0, totalInput(u) - firstInput);
-      saving += promptStartSaving(u, carried);
+      saving += promptStartSaving(u, carried, weights);
     } else {
-      saving += READ_WEIGHT * Math.min(carried, u.cache_read_input_tokens);
+      saving += weights.read * Math.min(carried, u.cache_read_input_tokens);
     }
   }
   return saving;

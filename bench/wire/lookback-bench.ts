@@ -13,20 +13,13 @@ import type { Arm } from "./arms.ts";
 import { createLookbackModel, outcomeCounts } from "./lookback-model.ts";
 import { formatLookbackMeans, formatLookbackTable, lookbackGoals, type LookbackResult } from "./lookback-table.ts";
 import { measureRun } from "./measure.ts";
-import { runArmSession } from "./run-arm.ts";
+import { runArmSession, type BenchRunOptions } from "./run-arm.ts";
 
 export const LOOKBACK_TUNING_SEEDS = [301, 302];
 export const LOOKBACK_HELD_OUT_SEEDS = [401, 402, 403, 404, 405];
 
-export interface LookbackBenchOptions {
-  seeds: number[];
+export interface LookbackBenchOptions extends BenchRunOptions {
   densities: NeedDensity[];
-  arms: Arm[];
-  prompts: number;
-  steps: [number, number];
-  keeperDir?: string;
-  json?: string;
-  dump?: string;
 }
 
 export function parseDensities(text: string): NeedDensity[] {
@@ -71,7 +64,7 @@ export async function runLookbackBench(o: LookbackBenchOptions): Promise<Lookbac
   }
   console.log(`\nlooking back: ${o.prompts} prompts × ${o.steps[0]}–${o.steps[1]} steps, 200k window, seeds ${o.seeds.join(", ")}, needs ${o.densities.join(", ")}; ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   console.log(formatLookbackTable(results));
-  console.log(`\n${formatLookbackMeans(results)}\n\ngoals (issue #20), keeper arm:\n${lookbackGoals(results).join("\n")}`);
+  console.log(`\n${formatLookbackMeans(results)}\n\ngoals (issues #20, #22), keeper arm:\n${lookbackGoals(results).join("\n")}`);
   if (o.json) writeFileSync(o.json, JSON.stringify({ seeds: o.seeds, densities: o.densities, arms: o.arms.map((a) => a.name), results: results.map((r) => ({ ...r, report: { ...r.report, outcomes: r.report.outcomes.map((x) => ({ id: x.need.id, how: x.how, recalls: x.recalls, reruns: x.reruns })) } })) }, null, 2));
   return results;
 }

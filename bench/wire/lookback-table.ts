@@ -92,17 +92,17 @@ export function formatLookbackMeans(results: readonly LookbackResult[]): string 
   return out.join("\n");
 }
 
-/** Issue #20's goals, keeper arm, per seed and density. */
+/** Issue #20's goals, keeper arm, per seed and density; since issue #22 a rewrite inside a tool loop is allowed where it pays (checked against a `no-loop-flush` arm, when one ran). */
 export function lookbackGoals(results: readonly LookbackResult[], arm = "keeper"): string[] {
   const limit: Record<NeedDensity, number> = { none: 0.36, some: 0.42, many: 0.48 };
   return lookbackRows(results)
     .filter((x) => x.r.arm === arm)
     .map(({ r, vsBare, vsCondense }) => {
+      const noLoop = results.find((x) => x.seed === r.seed && x.density === r.density && x.arm === "no-loop-flush");
       const goals: Array<[string, boolean | undefined]> = [
         [`≤ ${limit[r.density]}× bare`, vsBare === undefined ? undefined : vsBare <= limit[r.density]],
         ["≤ 0.65× pi-condense", vsCondense === undefined ? undefined : vsCondense <= 0.65],
-        ["0 rewrites in tool loops", r.measure.bustsInLoop === 0],
-        ["≤ 1 rewrite per prompt", r.measure.maxBustsPerPrompt <= 1],
+        ["rewrites in tool loops pay (cost ≤ no-loop-flush's)", noLoop ? r.measure.bustsInLoop === 0 || taskCost(r) <= taskCost(noLoop) : undefined],
         ["no refused request", r.measure.refused === 0],
         ["no need lost", r.report.outcomes.every((o) => o.how !== "lost")],
       ];

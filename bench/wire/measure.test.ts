@@ -74,11 +74,14 @@ describe("goals", () => {
       { seed: 2, arm: "bare", measure: m(1000, 1000) },
       { seed: 2, arm: "pi-condense", measure: m(600, 300) },
       { seed: 2, arm: "keeper", measure: m(500, 350, { bustsInLoop: 1 }) },
+      { seed: 1, arm: "no-loop-flush", measure: m(400, 250) },
+      { seed: 2, arm: "no-loop-flush", measure: m(480, 350) },
     ];
     const [one, two] = checkGoals(results);
     expect(one.missed).toEqual([]);
-    expect(one.met).toHaveLength(6);
-    expect(two.missed).toEqual(["cost ≤ 0.80× pi-condense", "cost ≤ 0.40× bare", "final context ≤ pi-condense's", "0 busts in tool loops"]);
+    expect(one.met).toHaveLength(5);
+    // Seed 2's rewrite inside a loop did not pay: the arm without the in-loop trigger cost less.
+    expect(two.missed).toEqual(["cost ≤ 0.80× pi-condense", "cost ≤ 0.40× bare", "final context ≤ pi-condense's", "rewrites in tool loops pay (cost ≤ no-loop-flush's)"]);
     // without a pi-condense arm its goals are neither met nor missed
     expect(checkGoals(results.filter((r) => r.arm !== "pi-condense"))[0].met).not.toContain("cost ≤ 0.80× pi-condense");
   });

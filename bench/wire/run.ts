@@ -11,7 +11,7 @@
  * `PI_CONDENSE_DIR`, or `<repo>/../shared/anchors/pi-condense`; its arm is skipped with a
  * notice when none is there. Defaults were tuned on seeds 101 and 102; 201–203 are held out.
  *
- *   bun run bench/wire/run.ts [--seeds 201,202,203] [--arms bare,pi-condense,keeper,auto,no-strip,no-chains,no-discipline]
+ *   bun run bench/wire/run.ts [--scenario default|long-loop] [--providers anthropic,openai] [--seeds 201,202,203] [--arms bare,pi-condense,keeper,auto,no-strip,no-chains,no-discipline]
  *                             [--prompts 6] [--steps 10-15] [--condense <dir>] [--json <file>] [--dump <dir>]
  *                             [--keeper <dir>]   (load another checkout of this extension in the keeper arms, for A/B)
  *
@@ -19,6 +19,11 @@
  * later prompts need exact facts from earlier outputs and the fake model recovers what the
  * context lost; default seeds 401–405 (held out; 301 and 302 were tuned on), arms bare,
  * pi-condense, keeper, 7 prompts.
+ *
+ * With `--scenario long-loop` it runs the long-loop benchmark (long-loop-bench.ts): 3 prompts ×
+ * 60–120 tool steps, large reads early in each loop, on the fake Anthropic server and the fake
+ * OpenAI Responses server (`--providers anthropic,openai`); default seeds 601–606 (held out;
+ * 501–503 were tuned on), arms bare, pi-condense, keeper.
  */
 import { writeFileSync } from "node:fs";
 import { REPO_ROOT } from "../../test/support/pi-runner.ts";
@@ -27,7 +32,8 @@ import { formatHeadlineFidelity, measureFidelity } from "../../test/analysis/fid
 import { DEFAULT_ARM_NAMES, findCondense, selectArms, type Arm } from "./arms.ts";
 import { measureRun, type RunMeasure } from "./measure.ts";
 import { LOOKBACK_HELD_OUT_SEEDS, parseDensities, runLookbackBench } from "./lookback-bench.ts";
-import { runArmSession } from "./run-arm.ts";
+import { LONG_LOOP_HELD_OUT_SEEDS, runLongLoopBench } from "./long-loop-bench.ts";
+import { parseProviders, runArmSession } from "./run-arm.ts";
 import { checkGoals, formatGoals, formatTable, type ArmResult } from "./table.ts";
 
 /** Held out: the defaults were tuned on seeds 101 and 102 only. */
@@ -39,12 +45,15 @@ function arg(name: string): string | undefined {
 }
 
 const needs = arg("needs");
-const seeds = (arg("seeds") ?? (needs ? LOOKBACK_HELD_OUT_SEEDS : DEFAULT_SEEDS).join(",")).split(",").map(Number);
-const prompts = Number(arg("prompts") ?? (needs ? 7 : 6));
-const [minSteps, maxSteps] = (arg("steps") ?? "10-15").split("-").map(Number);
+const scenarioName = arg("scenario") ?? "default";
+if (scenarioName !== "default" && scenarioName !== "long-loop") throw new Error(`unknown scenario "${scenarioName}" (known: default, long-loop)`);
+const longLoop = scenarioName === "long-loop";
+const seeds = (arg("seeds") ?? (needs ? LOOKBACK_HELD_OUT_SEEDS : longLoop ? LONG_LOOP_HELD_OUT_SEEDS : DEFAULT_SEEDS).join(",")).split(",").map(Number);
+const prompts = Number(arg("prompts") ?? (needs ? 7 : longLoop ? 3 : 6));
+const [minSteps, maxSteps] = (arg("steps") ?? (longLoop ? "60-120" : "10-15")).split("-").map(Number);
 const condenseDir = findCondense(REPO_ROOT, arg("condense"));
 const keeperDir = arg("keeper");
-const armNames = arg("arms") ?? (needs ? "bare,pi-condense,keeper" : DEFAULT_ARM_NAMES.join(","));
+const armNames = arg("arms") ?? (needs || longLoop ? "bare,pi-condense,keeper" : DEFAULT_ARM_NAMES.join(","));
 const arms = selectArms(armNames.split(","), condenseDir, (s) => console.log(`notice: ${s}`));
 
 /** Output-path fidelity of this extension's defaults, replayed over the bare arm's session (a generated session). */
@@ -81,11 +90,12 @@ async function runDefaultBench(): Promise<void> {
   }
   console.log(`\n${prompts} prompts × ${minSteps}–${maxSteps} steps, 200k window, seeds ${seeds.join(", ")}; ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   console.log(formatTable(results));
-  console.log(`\ngoals (issue #11), keeper arm:\n${formatGoals(checkGoals(results))}\n`);
+  console.log(`\ngoals (issues #11, #22), keeper arm:\n${formatGoals(checkGoals(results))}\n`);
   for (const [seed, line] of fidelityBySeed) console.log(`seed ${seed}: ${line}`);
   const json = arg("json");
   if (json) writeFileSync(json, JSON.stringify({ seeds, prompts, steps: [minSteps, maxSteps], arms: arms.map((a) => ({ name: a.name, description: a.description })), results }, null, 2));
 }
 
-if (needs) await runLookbackBench({ seeds, densities: parseDensities(needs), arms, prompts, steps: [minSteps, maxSteps], keeperDir, json: arg("json"), dump: arg("dump") });
+if (longLoop) await runLongLoopBench({ seeds, providers: parseProviders(arg("providers") ?? "anthropic,openai"), arms, prompts, steps: [minSteps, maxSteps], keeperDir, json: arg("json"), dump: arg("dump") });
+else if (needs) await runLookbackBench({ seeds, densities: parseDensities(needs), arms, prompts, steps: [minSteps, maxSteps], keeperDir, json: arg("json"), dump: arg("dump") });
 else await runDefaultBench();

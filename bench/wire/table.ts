@@ -66,7 +66,7 @@ export function formatTable(results: readonly ArmResult[]): string {
   return out.join("\n") + "\n\n(final ctx in tokens; tool results / thinking / user text in characters of the last request; floor/bare: the arm's cost with no history carried into any prompt, the least any arm that leaves tool loops untouched can pay, ÷ bare's cost)";
 }
 
-/** Issue #11's goals for the keeper arm against the same seed's bare and pi-condense arms. */
+/** Issue #11's goals for the keeper arm against the same seed's bare and pi-condense arms; issue #22's for its rewrites inside tool loops (it replaced "none in a loop, at most one per prompt"). */
 export interface GoalCheck {
   seed: number;
   met: string[];
@@ -79,12 +79,13 @@ export function checkGoals(results: readonly ArmResult[], arm = "keeper"): GoalC
     .filter((r) => r.arm === arm)
     .map((r) => {
       const condense = rows.find((c) => c.seed === r.seed && c.arm === "pi-condense");
+      const noLoop = rows.find((c) => c.seed === r.seed && c.arm === "no-loop-flush");
       const goals: Array<[string, boolean | undefined]> = [
         ["cost ≤ 0.80× pi-condense", r.costVsCondense === undefined ? undefined : r.costVsCondense <= 0.8],
         ["cost ≤ 0.40× bare", r.costVsBare === undefined ? undefined : r.costVsBare <= 0.4],
         ["final context ≤ pi-condense's", condense ? r.m.finalContextTokens <= condense.m.finalContextTokens : undefined],
-        ["0 busts in tool loops", r.m.bustsInLoop === 0],
-        ["≤ 1 rewrite per user prompt", r.m.maxBustsPerPrompt <= 1],
+        // Issue #22: rewrites inside a tool loop only where they pay — checked against the arm without the in-loop trigger, when it ran.
+        ["rewrites in tool loops pay (cost ≤ no-loop-flush's)", noLoop ? r.m.bustsInLoop === 0 || r.m.cost <= noLoop.m.cost : undefined],
         ["no refused request", r.m.refused === 0],
       ];
       return {

@@ -4,8 +4,10 @@
  *
  * Renders may drop messages (chain compression) but keep timestamps (a compressed chain's
  * message carries the timestamp of the chain's first message), so rendered messages are
- * lined up with raw ones by timestamp: every rendered message with timestamp t counts for
- * the first raw message with timestamp t; other raw messages with t count 0. Raw messages
+ * lined up with raw ones by timestamp: where the raw branch and the render hold as many
+ * messages with timestamp t (parallel tool results written in the same millisecond), the k-th
+ * counts for the k-th; otherwise every rendered message with timestamp t counts for the first
+ * raw message with timestamp t and the other raw messages with t count 0. Raw messages
  * without a timestamp keep their own size and never count as changed.
  *
  * Tokens are chars / 4 of what the model sees (text, thinking, tool calls, images 4,800
@@ -85,13 +87,23 @@ export function slotsByRawIndex(raw: readonly ContextMessage[], rendered: readon
     slot.messages.push(m);
     byTs.set(t, slot);
   }
-  const seen = new Set<number>();
+  const rawCount = new Map<number, number>();
+  for (const m of raw) {
+    const t = timestampOf(m);
+    if (t !== undefined) rawCount.set(t, (rawCount.get(t) ?? 0) + 1);
+  }
+  const seen = new Map<number, number>();
   return raw.map((m) => {
     const t = timestampOf(m);
     if (t === undefined) return { tokens: messageTokens(m), messages: [m] };
-    if (seen.has(t)) return { tokens: 0, messages: [] };
-    seen.add(t);
-    return byTs.get(t) ?? { tokens: 0, messages: [] };
+    const k = seen.get(t) ?? 0;
+    seen.set(t, k + 1);
+    const slot = byTs.get(t);
+    if (slot && slot.messages.length > 1 && slot.messages.length === rawCount.get(t)) {
+      const one = slot.messages[k]!;
+      return { tokens: messageTokens(one), messages: [one] };
+    }
+    return k === 0 ? (slot ?? { tokens: 0, messages: [] }) : { tokens: 0, messages: [] };
   });
 }
 

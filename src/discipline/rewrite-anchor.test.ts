@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { readableAnchors } from "./rewrite-anchor.ts";
+import { cachedTokensFromOf, readableAnchors } from "./rewrite-anchor.ts";
 
 describe("readableAnchors", () => {
   // 12 messages: 0 user, then (assistant 2 blocks, tool result 1 block) × 5, then a final answer (1 block); a new prompt follows (1 block).
@@ -23,6 +23,19 @@ describe("readableAnchors", () => {
     expect(anchors[5]).toBe(5);
     expect(anchors[8]).toBe(5);
     expect(anchors[10]).toBe(9);
+  });
+  test("automatic prefix caching (OpenAI, Google): every prefix the last request sent is cached, so a rewrite starts at the change", () => {
+    const anchors = readableAnchors({ seamCut: undefined, blocks, requestEnd, trailingBlocks: 1, automaticPrefix: true });
+    expect(anchors).toEqual(blocks.map((_, p) => p).concat(blocks.length));
+  });
+  test("cachedTokensFromOf: the last request's tokens from the anchor of the change to its end", () => {
+    const sent = [100, 10, 500, 10, 500, 10, 500];
+    const anchors = readableAnchors({ seamCut: 3, blocks: [1, 2, 1, 2, 1, 2, 1], requestEnd: [true, false, true, false, true, false, true], trailingBlocks: 0, lookbackBlocks: 3 });
+    const from = cachedTokensFromOf(sent, anchors);
+    expect(from(2)).toBe(1630); // before the seam, no readable entry: everything
+    expect(from(4)).toBe(1020); // the seam at 3
+    expect(from(6)).toBe(510); // the lookback: 3 blocks follow the request end at 4, so the rewrite starts at 5
+    expect(cachedTokensFromOf(sent, sent.map((_, p) => p).concat(sent.length))(4)).toBe(1010);
   });
   test("non-decreasing and never past the change", () => {
     fc.assert(

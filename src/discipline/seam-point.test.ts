@@ -51,6 +51,15 @@ describe("seamPointTimestamp", () => {
     expect(seamPointTimestamp({ messages: inLoop, waitingAt: [], thinkingBoundaryTimestamp: undefined, thinkingStripOn: false, frozenThroughTimestamp: 3 })).toBe(9);
   });
 
+  test("a seam for the running loop's next flush: thinking inside that loop is not counted (the strip never touches it)", () => {
+    const inLoop = branch.slice(0, 11);
+    const on = { messages: inLoop, waitingAt: [9], thinkingStripOn: true, thinkingBoundaryTimestamp: 8, frozenThroughTimestamp: 3 };
+    // Counted, the loop's first thinking (ts 8) pulls the seam back to the prompt.
+    expect(seamPointTimestamp(on)).toBe(7);
+    // Inside the loop the seam stays before where the next flush starts (d's step, index 9): through c's result.
+    expect(seamPointTimestamp({ ...on, runningLoopStart: 7 })).toBe(9);
+  });
+
   test("a change at the very first message: nothing before it, no seam", () => {
     expect(seamPointTimestamp({ messages: branch, waitingAt: [0], thinkingBoundaryTimestamp: undefined, thinkingStripOn: false, frozenThroughTimestamp: 3 })).toBeUndefined();
   });

@@ -9,6 +9,9 @@
  * running tool loop, the batches after the last answered one. The seam goes through the last
  * message before the earliest of these; with none of them expected, through the end of the
  * branch. Without a frozen boundary yet (nothing the discipline keeps stable) there is no seam.
+ * Inside a running loop whose next in-loop flush the seam serves (`runningLoopStart`), thinking
+ * in that loop is not counted: the strip never touches a running loop, and when the loop ends the
+ * flush of its final answer collapses it from its start anyway.
  *
  * Pure: data in, a timestamp out.
  */
@@ -24,6 +27,8 @@ export interface SeamPointInput {
   thinkingStripOn: boolean;
   /** The frozen boundary this flush persists (undefined: none yet, no seam). */
   frozenThroughTimestamp: number | undefined;
+  /** Start of the running loop the seam is placed inside of (its thinking is not counted); absent: none. */
+  runningLoopStart?: number;
 }
 
 /** Raw index of the first message the next flush is expected to change (messages.length: none). */
@@ -33,7 +38,8 @@ export function firstExpectedChange(input: Omit<SeamPointInput, "frozenThroughTi
   for (const i of input.waitingAt) if (i >= 0) first = Math.min(first, i);
   if (input.thinkingStripOn) {
     const boundary = input.thinkingBoundaryTimestamp ?? -Infinity;
-    const i = messages.findIndex((m) => hasThinking(m) && (timestampOf(m) ?? -Infinity) >= boundary);
+    const end = input.runningLoopStart ?? messages.length;
+    const i = messages.findIndex((m, j) => j < end && hasThinking(m) && (timestampOf(m) ?? -Infinity) >= boundary);
     if (i >= 0) first = Math.min(first, i);
   }
   // Inside a running loop the last batch has not been answered: the next flush stubs from there.

@@ -24,6 +24,7 @@ export function pruneConfigFrom(settings: KeeperSettings): PruneConfig {
     errorPurge: { ...p.errorPurge },
     chainCompression: { ...p.chainCompression },
     budgetTrigger: { ...p.budgetTrigger },
+    loopFlush: { ...p.loopFlush },
   };
 }
 

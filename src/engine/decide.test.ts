@@ -126,15 +126,53 @@ describe("the flush gate (finishFlush with cache discipline)", () => {
   test("a budget flush inside a running loop prices the loop's earlier results like any other", () => {
     // The branch ends with a tool result: the loop is still running. Render stubs its earlier
     // results at once, so the stub of d changes the next request and is priced (and pays: it is
-    // within the lookback and removes most of what it re-writes). e is the batch the model has
-    // not answered yet: never captured, never proposed.
-    const branch = [user("read d", 1), ...read("d", 2, 40_000), ...read("e", 4, 40_000)];
+    // within the lookback and removes most of what it re-writes, over the loop's expected
+    // remaining requests). g and e are the loop's last two steps (e not answered yet): never
+    // captured, never proposed.
+    const branch = [user("read d", 1), ...read("d", 2, 40_000), ...read("f", 4, 300), ...read("g", 6, 300), ...read("e", 8, 40_000)];
     const { plan, outcome } = flush(branch, [summary("batch:d@2", "d.ts")], facts());
     expect(outcome.verdicts["stub:d@2#0"]).toBe("pays-alone");
     expect(plan.nextState.frontier.stubbedKeys).toEqual(["d@2#0"]);
-    // rollingWindow 0: the loop's own chain collapses at its final answer, so the seam stops at its prompt.
+    // N is the loop's: 4 steps so far, no earlier loop, so the prior's 2 more and the final answer.
+    expect(outcome.expectedRequests).toBe(3);
+    // The seam serves the loop's next flush: right before its recent steps (g's call at ts 6), so
+    // the next rewrite inside the loop reads everything up to f's output back.
     expect(outcome.boundary?.frozenThroughTimestamp).toBeDefined();
-    expect(outcome.seamThroughTimestamp).toBe(1);
+    expect(outcome.seamThroughTimestamp).toBe(5);
+    // Without the in-loop trigger, rollingWindow 0: the loop's own chain collapses at its final answer, so the seam stops at its prompt.
+    const off: KeeperSettings = { ...settings, pruning: { ...settings.pruning, loopFlush: { ...settings.pruning.loopFlush, enabled: false } } };
+    const done = finishFlush({ state: emptyState(), branchMessages: branch, settings: off, model: MODEL, summaries: [summary("batch:d@2", "d.ts")], now: 1_000_000, discipline: { cache: off.cache, facts: facts(), label: "test flush" } });
+    expect(done.outcome!.seamThroughTimestamp).toBe(1);
+  });
+
+  test("inside a running loop the gate counts the loop's requests, not the session's", () => {
+    // 5 steps so far: the prior's 2.5 more and the final answer, against ~18 session requests.
+    // Stubbing d (6,000 chars) re-writes the four 12,000-char steps after it: that pays over the
+    // session's horizon, not over the loop's.
+    const branch = [user("read", 1), ...read("d", 2, 6000), ...read("f", 4, 12_000), ...read("g", 6, 12_000), ...read("h", 8, 12_000), ...read("e", 10, 12_000)];
+    const inLoop = flush(branch, [summary("batch:d@2", "d.ts"), summary("batch:f@4", "f.ts")], facts());
+    expect(inLoop.outcome.expectedRequests).toBe(3.5);
+    expect(inLoop.outcome.verdicts["stub:d@2#0"]).toBe("deferred");
+    // With chains kept past the loop's end (rollingWindow 1) a stub is read by the session's later requests too.
+    const later: KeeperSettings = { ...settings, pruning: { ...settings.pruning, chainCompression: { ...settings.pruning.chainCompression, rollingWindow: 1 } } };
+    const kept = finishFlush({ state: emptyState(), branchMessages: branch, settings: later, model: MODEL, summaries: [summary("batch:d@2", "d.ts"), summary("batch:f@4", "f.ts")], now: 1_000_000, discipline: { cache: later.cache, facts: facts(), label: "test flush" } });
+    expect(kept.outcome!.expectedRequests).toBeGreaterThan(15);
+    expect(kept.outcome!.verdicts["stub:d@2#0"]).not.toBe("deferred");
+  });
+
+  test("a loop's chain collapses at its final answer even when a flush inside the loop froze history into it", () => {
+    // A flush inside the loop (at d's turn end) moves the frozen boundary to the end of the branch then.
+    const loop = [user("rework", 1), ...read("a", 2, 40_000), ...read("b", 4, 40_000), ...read("c", 6, 2_000), ...read("d", 8, 2_000), ...read("e", 10, 2_000)];
+    const inLoop = flush(loop, [summary("batch:a@2", "a.ts"), summary("batch:b@4", "b.ts")], facts());
+    const frozenAt = inLoop.plan.nextState.frontier.frozenThroughTimestamp;
+    expect(frozenAt).toBeDefined();
+    expect(frozenAt!).toBeGreaterThan(1);
+    // Two small steps later the loop ends: too little growth for a grid step, so the boundary holds.
+    const ended = [...loop, ...read("f", 12, 500), ...read("g", 14, 500), assistant([text("reworked")], 16)];
+    const end = flush(ended, ["c", "d", "e"].map((id) => summary(`batch:${id}@${{ c: 6, d: 8, e: 10 }[id]}`, `${id}.ts`)), facts(), inLoop.plan.nextState);
+    expect(end.outcome.boundary?.moved).toBe(false);
+    // The loop's own chain is not frozen by it: it collapses at its final answer, as rollingWindow 0 says.
+    expect(end.plan.nextState.frontier.compressedChains).toHaveLength(1);
   });
 
   test("an output the model has not answered yet is never hidden, not even as a duplicate of a summarized one", () => {

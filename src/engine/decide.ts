@@ -19,7 +19,7 @@
  * model whose reasoning is bound to its prefix (`facts.costModel.reasoningBound`), a start also
  * costs the thinking after the first changed message (reasoning-cost.ts), cold cache or not.
  */
-import { readableAnchors } from "../discipline/rewrite-anchor.ts";
+import { cachedTokensFromOf, readableAnchors } from "../discipline/rewrite-anchor.ts";
 import { seamPointTimestamp } from "../discipline/seam-point.ts";
 import { type CacheTtl, priceFlush } from "../discipline/gate.ts";
 import {
@@ -36,6 +36,8 @@ import { thinkingDroppedAfter } from "../discipline/reasoning-cost.ts";
 import { measureMutations, restrictProposal, type ProposalMutation } from "../discipline/proposal-mutations.ts";
 import { cutFromTimestamp, quantizeBranchBoundary, type BranchBoundary } from "../discipline/quantize.ts";
 import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
+import { loopExpectedRequests, loopShapeOf } from "../discipline/loop-horizon.ts";
+import type { PruneConfig } from "../prune/config.ts";
 import type { GateDecision, GateLogEntry } from "../discipline/schema.ts";
 import type { PendingRewrite } from "../discipline/cold-cache.ts";
 import { laterLossChance, lossChance, type ObservedLosses } from "../discipline/observed-loss.ts";
@@ -43,6 +45,7 @@ import type { CostModel } from "../cache/cost-model.ts";
 import type { CachePricing } from "../cache/pricing.ts";
 import type { FlushDraft, FlushProposal } from "../flush/plan.ts";
 import { proposeChains } from "../flush/plan-chains.ts";
+import { recentStepsFrom } from "../flush/loop-candidates.ts";
 import { currentLoopStart, pairToolCalls } from "../prune/occurrence.ts";
 import { protectionMatcher } from "../prune/protection.ts";
 import { isAssistant, timestampOf, type ContextMessage } from "../session/messages.ts";
@@ -150,8 +153,11 @@ function decide(input: DecideFlushInput): FlushGateDecision {
     }
   }
   const loopStart = currentLoopStart(world);
-  // The frozen history of the last request: byte-identical until the cache goes cold.
-  const frozenCut = state.frontier.frozenThroughTimestamp === undefined ? 0 : cutFromTimestamp(messages, state.frontier.frozenThroughTimestamp);
+  // The frozen history of the last request: byte-identical until the cache goes cold. At a final
+  // answer, a boundary a flush inside the loop moved into it does not freeze the loop's own chain:
+  // that loop collapses at its final answer (its rewrite starts at the loop anyway).
+  const frozenThrough = state.frontier.frozenThroughTimestamp === undefined ? 0 : cutFromTimestamp(messages, state.frontier.frozenThroughTimestamp);
+  const frozenCut = endsWithAssistant(messages) ? Math.min(frozenThrough, currentLoopStart(messages)) : frozenThrough;
   const verdicts: Record<string, MutationVerdict> = {};
   const due: ProposalMutation[] = [];
   const lastAssistant = lastAssistantIndex(messages);
@@ -163,7 +169,8 @@ function decide(input: DecideFlushInput): FlushGateDecision {
     else verdicts[m.id] = "frozen";
   }
 
-  const sentFrom = suffixSums(sent.slice(0, lastSent).map((s) => s.tokens));
+  const sentTokens = sent.slice(0, lastSent).map((s) => s.tokens);
+  const sentFrom = suffixSums(sentTokens);
   const seamThrough = seamThroughOf(state.frontier);
   const seamCut = facts.seamActive && seamThrough !== undefined ? cutFromTimestamp(messages, seamThrough) : undefined;
   const anchors = readableAnchors({
@@ -171,8 +178,9 @@ function decide(input: DecideFlushInput): FlushGateDecision {
     blocks: messages.map(messageBlocks),
     requestEnd: messages.map((m) => !isAssistant(m)),
     trailingBlocks: world.length - messages.length,
+    automaticPrefix: facts.costModel?.rule.mechanism === "automatic-prefix",
   });
-  const cachedTokensFrom = (q: number): number => sentFrom[Math.min(lastSent, anchors[Math.min(q, anchors.length - 1)])];
+  const cachedTokensFrom = cachedTokensFromOf(sentTokens, anchors);
   const losses = facts.observedLosses;
   const horizon = estimateRequestHorizon({
     requestTimes: facts.requestTimes,
@@ -180,8 +188,9 @@ function decide(input: DecideFlushInput): FlushGateDecision {
     cap: facts.horizonCap ?? cache.horizonCap,
   });
   const startsPrompt = world.length > messages.length || (messages.length > 0 && !isAssistant(messages[messages.length - 1]) && currentLoopStart(messages) === messages.length);
+  const expectedRequests = gateRequestsOf({ messages, config: draft.config, sessionRequests: horizon.expectedRequests, cap: facts.horizonCap ?? cache.horizonCap });
   const gate = {
-    expectedRequests: horizon.expectedRequests,
+    expectedRequests,
     cacheCold: facts.cold,
     ...(losses ? { coldChance: lossChance(startsPrompt ? losses.prompt : losses.loop), futureColdChance: laterLossChance(losses) } : {}),
     ttl: facts.ttl,
@@ -243,6 +252,7 @@ function decide(input: DecideFlushInput): FlushGateDecision {
       seamThroughTimestamp: seamPointTimestamp({
         messages,
         waitingAt: [...waiting.map((m) => m.position!), ...nextChainStarts(draft, world, loopStart)],
+        ...(seamInsideLoop(draft) ? { runningLoopStart: loopStart } : {}),
         thinkingBoundaryTimestamp: appliedProposal.thinkingStripBoundaryTimestamp,
         thinkingStripOn: input.thinkingStripOn,
         frozenThroughTimestamp: boundary.frozenThroughTimestamp,
@@ -253,7 +263,7 @@ function decide(input: DecideFlushInput): FlushGateDecision {
       deferred,
       pending,
       unsent,
-      expectedRequests: horizon.expectedRequests,
+      expectedRequests,
     },
     tokensSaved: savedByApplied(mutations, appliedIds),
   };
@@ -279,16 +289,25 @@ export interface FlushGateDecision {
   tokensSaved: number;
 }
 
+/** A flush inside a running loop with the in-loop trigger on: the seam serves the loop's next flush. */
+function seamInsideLoop(draft: FlushDraft): boolean {
+  return draft.config.enabled && draft.config.loopFlush.enabled && loopShapeOf(draft.messages).running;
+}
+
 /**
- * Raw indices where the chains the next request-end flush would collapse start: the chains
- * proposed over the world (the next prompt included) beyond the ones this draft proposes, and
- * with `rollingWindow` 0 inside a running loop, that loop's own chain (it collapses at the
- * loop's final answer).
+ * Raw indices where the next flush is expected to change history: the chains proposed over the
+ * world (the next prompt included) beyond the ones this draft proposes; inside a running loop,
+ * with the in-loop trigger on, where the next flush inside it starts stubbing (the loop's recent
+ * steps this flush kept raw: the seam then sits inside the loop, and each rewrite there re-sends
+ * only what came after the last one), else with `rollingWindow` 0 the loop's own chain (it
+ * collapses at the loop's final answer).
  */
 function nextChainStarts(draft: FlushDraft, world: readonly ContextMessage[], loopStart: number): number[] {
   const { config, state, proposal, messages } = draft;
-  if (!config.enabled || !config.chainCompression.enabled) return [];
-  const running = config.chainCompression.rollingWindow === 0 && !endsWithAssistant(messages) && loopStart < messages.length ? [loopStart] : [];
+  const shape = loopShapeOf(messages);
+  const inLoop = seamInsideLoop(draft) ? [recentStepsFrom(shape, Math.max(1, config.loopFlush.keepRecentSteps), messages.length)] : [];
+  if (!config.enabled || !config.chainCompression.enabled) return inLoop;
+  const running = inLoop.length > 0 ? inLoop : config.chainCompression.rollingWindow === 0 && !endsWithAssistant(messages) && loopStart < messages.length ? [loopStart] : [];
   const next = proposeChains({
     messages: world,
     pairing: pairToolCalls(world),
@@ -300,6 +319,22 @@ function nextChainStarts(draft: FlushDraft, world: readonly ContextMessage[], lo
     protection: protectionMatcher(config),
   });
   return [...running, ...next.map((c) => messages.findIndex((m) => timestampOf(m) === c.fromTimestamp)).filter((i) => i >= 0)];
+}
+
+/**
+ * N, the requests the gate counts a removal read by. A flush at a prompt start or a final answer:
+ * the session's request horizon. A flush inside a running tool loop (the branch ends with results
+ * the model has not answered): the loop's expected remaining requests (loop-horizon.ts), since
+ * the loop's own chain collapses at its final answer (chain compression on, `rollingWindow` 0);
+ * with chains kept longer its stubs are read by the session's later requests too.
+ */
+export function gateRequestsOf(input: { messages: readonly ContextMessage[]; config: PruneConfig; sessionRequests: number; cap: number }): number {
+  const shape = loopShapeOf(input.messages);
+  if (!shape.running) return input.sessionRequests;
+  const inLoop = loopExpectedRequests({ stepsSoFar: shape.stepIndices.length, pastLoopSteps: shape.pastLoopSteps, cap: input.cap });
+  const chains = input.config.chainCompression;
+  const collapsesAtEnd = input.config.enabled && chains.enabled && chains.rollingWindow === 0;
+  return collapsesAtEnd ? inLoop : inLoop + Math.max(0, input.sessionRequests - 1);
 }
 
 /** The decision for one draft under cache discipline, from its renders. */

@@ -141,7 +141,7 @@ describe("a flush queued behind another (no request in between)", () => {
    * Flush A (its capture taken when only the first read had finished) applies that read's stub;
    * flush B runs before any request. The cache still holds what the last request carried, so
    * the next request rewrites from A's stub whatever B does: B's stubs of the second prompt's
-   * last reads (past the frozen history) ride along, where paying alone they would wait.
+   * last reads ride along that forced rewrite.
    */
   function queued(o: { lastRequestHeld: boolean; nextPromptSent?: boolean }) {
     const settings = DEFAULT_SETTINGS;
@@ -174,9 +174,13 @@ describe("a flush queued behind another (no request in between)", () => {
     expect(r.outcome.log.map((e) => [e.position, e.decision.reason])).toEqual([[2, "forced"]]);
   });
 
-  test("without the last request held, the same stubs wait (the gate cannot know of A's rewrite)", () => {
+  test("without the last request held, the gate cannot know of A's rewrite: nothing is forced, the ended loop's own chain pays alone", () => {
     const r = queued({ lastRequestHeld: false });
-    for (const call of ["b2", "b3"]) expect(r.verdictOf(call)).toBe("deferred");
+    // A's boundary does not freeze the loop that just ended: its chain collapses from its start
+    // (a short rewrite), the first prompt's stubs before A's frozen boundary wait.
+    for (const call of ["b2", "b3"]) expect(r.verdictOf(call)).toBe("pays-alone");
+    expect(r.verdictOf("a1")).toBe("frozen");
+    expect(r.outcome.log.map((e) => e.decision.reason)).toEqual(["pays"]);
   });
 });
 

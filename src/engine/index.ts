@@ -1,7 +1,7 @@
 /**
  * The engine, as its callers see it: `step` (step.ts) and the types it speaks, plus pure
  * queries that decide nothing about the session's state (a render of a given state, the
- * budget rule, the thinking policy, the configs the leaves read, the cache facts, the summary
+ * budget rule, the in-loop rule, the thinking policy, the configs the leaves read, the cache facts, the summary
  * routes). Every other module under `src/engine/` is internal: the live host, the replay, the
  * fuzzer and the benches import values from this file only (`src/engine/entry-point.test.ts`
  * holds every caller to that).
@@ -10,7 +10,7 @@ export { effectOf, step, type EngineEffect, type EngineEvent, type StepOutput } 
 export { disciplineOn, flushesActive, initialEngineState, type EngineState } from "./session.ts";
 export type { FlushResult, PersistEntry } from "./flush.ts";
 export { keeperRender, type KeeperRenderInput } from "./render.ts";
-export { budgetTriggerFires, type BudgetTriggerInput } from "./triggers.ts";
+export { budgetTriggerFires, loopFlushDue, loopMarkOf, type BudgetTriggerInput, type LoopFlushMark } from "./triggers.ts";
 export { pruneConfigFrom, thinkingPolicyFor, type ModelIdentityInput } from "./config.ts";
 export { cacheFacts, coldVerdictOf, ledgerFromBranch, type CacheLedger } from "./cache-ledger.ts";
 export type { CacheSettings, DisciplineFacts } from "./decide.ts";

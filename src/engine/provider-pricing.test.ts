@@ -86,9 +86,14 @@ describe("the flush gate prices a rewrite with the facts' cost model", () => {
     expect(o.decision.numbers.cacheRule).toBe(gpt.rule.label);
     expect(o.decision.reason).toBe("pays");
     expect(o.plan.nextState.frontier.stubbedKeys).toEqual(["a@2#0"]);
-    // Same tokens re-sent, cheaper per token: (1 − 0.1) against (1.25 − 0.1).
-    expect(o.decision.numbers.rewrittenTokens).toBe(a.decision.numbers.rewrittenTokens);
-    expect(o.decision.numbers.rewriteCost).toBeCloseTo((a.decision.numbers.rewriteCost * 0.9) / 1.15, 6);
+    // Re-sent from the change itself on OpenAI (every prefix is cached: the prompt and the call
+    // before the stub are read), from the start of the messages on Anthropic (no mark reaches
+    // back to them); cheaper per token: (1 − 0.1) against (1.25 − 0.1).
+    const an = a.decision.numbers;
+    const on = o.decision.numbers;
+    expect(on.rewrittenTokens).toBeLessThan(an.rewrittenTokens);
+    expect(an.rewrittenTokens - on.rewrittenTokens).toBeLessThan(50);
+    expect(on.rewriteCost / on.rewrittenTokens).toBeCloseTo(((an.rewriteCost / an.rewrittenTokens) * 0.9) / 1.15, 6);
   });
   test("Google (no write premium either) prices like OpenAI", () => {
     const g = gateOf(gemini);

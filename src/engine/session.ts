@@ -34,7 +34,8 @@ import { initialCompactionState, type CompactionState } from "./compaction/types
 import { outlookOf } from "./compaction/job.ts";
 import { requestsUntilCompaction } from "../compaction/cooperation.ts";
 import type { FlushDecision } from "../flush/plan.ts";
-import { coldReplanDue, keepColdPlan, type BudgetBase } from "./triggers.ts";
+import { coldReplanDue, keepColdPlan, type BudgetBase, type LoopFlushMark } from "./triggers.ts";
+import { slotsByRawIndex } from "../discipline/history-view.ts";
 
 export interface EngineState {
   keeper: KeeperState;
@@ -47,6 +48,8 @@ export interface EngineState {
   renderMemo: RenderMemo | undefined;
   /** Where the budget trigger counts from (live: Pi's context tokens after the last flush). */
   budget: BudgetBase;
+  /** Where the last flush inside a tool loop ran (the in-loop trigger's spacing). */
+  loopFlush: LoopFlushMark | undefined;
   /** The running flush's capture and the keeper state it was taken from (reused at its plan while still valid). */
   flushing: { capture: CaptureResult; keeper: KeeperState } | undefined;
   /** Cold re-plans a render adopted, committed (spills, then entries) once the request is built. */
@@ -64,7 +67,7 @@ export interface EngineState {
 }
 
 /** What starts a flush; "cold": a re-plan without new summaries at a request whose cache is already lost. */
-export type FlushTrigger = "request-end" | "budget" | "manual" | "cold";
+export type FlushTrigger = "request-end" | "budget" | "loop" | "manual" | "cold";
 
 export interface FlushReport {
   trigger: FlushTrigger;
@@ -85,6 +88,7 @@ export function initialEngineState(over: Partial<EngineState> = {}): EngineState
     lastRender: undefined,
     renderMemo: undefined,
     budget: { tokensAtLastFlush: 0, handoffsSeen: 0 },
+    loopFlush: undefined,
     flushing: undefined,
     replans: [],
     wire: emptyWireLog(),
@@ -253,6 +257,29 @@ function rememberedSent(state: EngineState, branch: readonly ContextMessage[]): 
     if (a !== b && (a.role !== b.role || timestampOf(a) !== timestampOf(b))) return undefined;
   }
   return last.rendered;
+}
+
+/**
+ * Tokens each raw message of `branch` rendered to in the last request (up to its last assistant
+ * message), when the engine still holds that request's render. The branch may hold system
+ * messages the `context` event leaves out (Pi's persisted system prompt): they count 0, the
+ * system prompt is sent before the messages.
+ */
+export function sentTokensOf(state: EngineState, branch: readonly ContextMessage[]): number[] | undefined {
+  const last = state.lastRender;
+  if (!last) return undefined;
+  const upTo = Math.max(0, lastAssistantIndex(branch));
+  const slots = slotsByRawIndex(last.raw, [...last.rendered]);
+  const out: number[] = [];
+  let j = 0;
+  for (let i = 0; i < upTo; i++) {
+    const b = branch[i]!;
+    const a = last.raw[j];
+    if (a !== undefined && (a === b || (a.role === b.role && timestampOf(a) === timestampOf(b)))) out.push(slots[j++]!.tokens);
+    else if (b.role === "system") out.push(0);
+    else return undefined;
+  }
+  return j === last.raw.length ? out : undefined;
 }
 
 /** Steps 2–5 of a flush over the engine state; the state adopts the result. */

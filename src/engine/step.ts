@@ -36,6 +36,7 @@ import {
   compacted,
   completeFlush,
   observeUsage,
+  sentTokensOf,
   outsideContextDropped,
   render,
   renderAheadOfPrompt,
@@ -47,7 +48,8 @@ import {
   type StartFlushInput,
 } from "./session.ts";
 import { summaryRoutes, type RequestFacts } from "./summary-choice.ts";
-import { budgetStep, closesRequest } from "./triggers.ts";
+import { budgetStep, closesRequest, loopFlushDue, loopMarkOf } from "./triggers.ts";
+import type { DisciplineFacts } from "./decide.ts";
 import type { ToolBatch } from "../summarize/batch.ts";
 import { wireLogOnRewrite, wireLogOnWarming } from "./wire-log.ts";
 import { nearerRewrite } from "./cache-ledger.ts";
@@ -73,14 +75,22 @@ export type EngineEvent =
   | { type: "usage"; message: ContextMessage }
   /** `message_end`: an answer that closes the user's request starts a flush. */
   | { type: "message-end"; settings: KeeperSettings; message: ContextMessage }
-  /** `turn_end`: the budget trigger over the context's size, cooperating with async compaction (its state's outlook). */
-  | { type: "turn-end"; settings: KeeperSettings; contextTokens: number; contextWindow: number }
+  /**
+   * `turn_end`: the budget trigger over the context's size, cooperating with async compaction (its
+   * state's outlook); else the in-loop trigger over the branch (`context`, read only when it is
+   * on) and the cache facts now (`facts`: the session model's prices and rule; absent: Anthropic's).
+   */
+  | { type: "turn-end"; settings: KeeperSettings; contextTokens: number; contextWindow: number; context?: () => ContextMessage[]; facts?: () => DisciplineFacts }
   /** `session_compact`: drop state outside the context; the next request is cold. */
   | { type: "compacted"; context: readonly ContextMessage[] }
   /** Session start, `/tree`, `/keeper on`: the state read back from the branch. */
   | ({ type: "restored" } & RestoreInput)
-  /** The replay of a keeper recording: the keeper state its entries show at this request (rebuilt by the report before each request). */
-  | { type: "recorded-state"; keeper: KeeperState }
+  /**
+   * The replay of a keeper recording: the keeper state its entries show at this request (rebuilt
+   * by the report before each request) and the render of it the request carried (the seam is
+   * placed on it, as the `context` step's render is live).
+   */
+  | { type: "recorded-state"; keeper: KeeperState; render?: { raw: readonly ContextMessage[]; rendered: readonly ContextMessage[] } }
   /** `session_shutdown`: what is still waiting to be committed. */
   | { type: "shutdown" }
   /** `cache_warming_decision`: Pi is about to pay to keep the prefix warm (the cache's vote: a waiting rewrite). */
@@ -88,7 +98,8 @@ export type EngineEvent =
   /** `cache_warming_decision`, async compaction's vote: a job about to apply discards the warmed prefix too. */
   | { type: "compaction-warming"; decision: WarmingDecisionFields }
   /** A flush starts: capture the finished batches once; `summaryFacts` (the requests so far) price `auto`'s routes. */
-  | ({ type: "flush-begin"; summaryFacts?: RequestFacts; cached?: (batch: ToolBatch) => boolean } & StartFlushInput)
+  /** `trigger` "loop": a flush inside a running loop summarizes extractively (no model call, the loop goes on at once). */
+  | ({ type: "flush-begin"; summaryFacts?: RequestFacts; cached?: (batch: ToolBatch) => boolean; trigger?: FlushTrigger } & StartFlushInput)
   /** The summaries are in: plan against the context as it is now (capture reused if still live). */
   | ({ type: "flush-plan" } & Omit<CompleteFlushInput, "capture">)
   /** The plan's spill files were written (`failed`: those that were not): adopt, then append; `report`: what the flush did, for `/keeper`. */
@@ -114,7 +125,7 @@ export type EngineEffect =
   /** Append these custom entries, in order. */
   | { kind: "append"; entries: readonly PersistEntry[] }
   /** Start a flush (the host queues it: flushes never overlap). */
-  | { kind: "flush"; trigger: "request-end" | "budget"; closingMessage?: ContextMessage }
+  | { kind: "flush"; trigger: "request-end" | "budget" | "loop"; closingMessage?: ContextMessage }
   /** Tell the user. */
   | { kind: "notify"; text: string; level: NoticeLevel }
   /** Async compaction's effects (`compaction/types.ts`; its `append` is the one above). */
@@ -165,20 +176,18 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
     case "message-end":
       if (!event.settings.enabled || !closesRequest(event.message)) return none(state);
       return { state, effects: [{ kind: "flush", trigger: "request-end", closingMessage: event.message }] };
-    case "turn-end": {
-      if (!event.settings.enabled) return none(state);
-      const out = budgetStep({ settings: event.settings, contextTokens: event.contextTokens, contextWindow: event.contextWindow, base: state.budget, compaction: outlookOf(state.compaction) });
-      const next = out.base === state.budget ? state : { ...state, budget: out.base };
-      return { state: next, effects: out.fire ? [{ kind: "flush", trigger: "budget" }] : [] };
-    }
+    case "turn-end":
+      return turnEnd(state, event);
     case "compacted":
       return none({ ...compacted(state, event.context), budget: { ...state.budget, tokensAtLastFlush: 0 } });
     case "restored": {
       const out = restoredState(state, event);
       return { state: out.state, effects: out.problems.length > 0 ? [{ kind: "notify", text: restoreNotice(out.problems), level: "warning" }] : [] };
     }
-    case "recorded-state":
-      return none(event.keeper === state.keeper ? state : { ...state, keeper: event.keeper });
+    case "recorded-state": {
+      const next = event.keeper === state.keeper ? state : { ...state, keeper: event.keeper };
+      return none(event.render ? { ...next, lastRender: { ...event.render, state: event.keeper } } : next);
+    }
     case "warming": {
       const s = event.settings;
       if (!s.enabled || event.decision.action !== "warm") return none(state);
@@ -191,7 +200,10 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       return compactionStopsWarming(outlookOf(state.compaction), event.decision.action) ? { state: { ...state, wire: wireLogOnWarming(state.wire, "compaction", false) }, warming: "stop", effects: [] } : none(state);
     case "flush-begin": {
       const out = startFlush(state, event);
-      const routes = summaryRoutes({ settings: event.settings, batches: out.capture.batches, requestFacts: event.summaryFacts, ...(event.cached ? { cached: event.cached } : {}) });
+      const routes =
+        event.trigger === "loop"
+          ? out.capture.batches.map(() => false)
+          : summaryRoutes({ settings: event.settings, batches: out.capture.batches, requestFacts: event.summaryFacts, ...(event.cached ? { cached: event.cached } : {}) });
       return { state: { ...out.state, flushing: { capture: out.capture, keeper: out.state.keeper } }, effects: [{ kind: "summarize", capture: out.capture, routes }] };
     }
     case "flush-plan": {
@@ -227,6 +239,26 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
     default:
       return compactionStep(state, event);
   }
+}
+
+/**
+ * `turn_end`: the budget trigger first (held with it while async compaction is about to apply);
+ * else the in-loop trigger. Either marks the loop's step, for the in-loop trigger's spacing.
+ */
+function turnEnd(state: EngineState, event: Extract<EngineEvent, { type: "turn-end" }>): StepOutput {
+  const settings = event.settings;
+  if (!settings.enabled) return none(state);
+  const out = budgetStep({ settings, contextTokens: event.contextTokens, contextWindow: event.contextWindow, base: state.budget, compaction: outlookOf(state.compaction) });
+  let next = out.base === state.budget ? state : { ...state, budget: out.base };
+  const loopOn = settings.pruning.enabled && settings.pruning.loopFlush.enabled && event.context !== undefined;
+  if (out.held || !loopOn) return { state: next, effects: out.fire ? [{ kind: "flush", trigger: "budget" }] : [] };
+  const messages = event.context!();
+  const mark = loopMarkOf(messages);
+  if (out.fire) return { state: mark ? { ...next, loopFlush: mark } : next, effects: [{ kind: "flush", trigger: "budget" }] };
+  const due = loopFlushDue({ settings, messages, keeper: state.keeper, sentTokens: sentTokensOf(state, messages), facts: event.facts?.(), last: state.loopFlush });
+  if (!due.fire || !mark) return { state: next, effects: [] };
+  next = { ...next, loopFlush: mark };
+  return { state: next, effects: [{ kind: "flush", trigger: "loop" }] };
 }
 
 /** A part that threw inside a step (the step went on without it): told once per part, as the host tells its own. */

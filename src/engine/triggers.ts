@@ -5,13 +5,28 @@
  * - budget: inside a tool loop, once the context fills min(fraction × window, maxTokens) tokens
  *   and grew by a quarter of that since the last flush (`src/flush/budget-trigger.ts`); held
  *   where a compaction applies (just below Pi's threshold), re-based after one (`budgetStep`);
+ * - inside a loop, when it pays: at a turn end, the loop's older raw outputs (not its last
+ *   `keepRecentSteps` steps') are priced as the gate would price stubbing them — the session
+ *   model's cache rule and prices, the loop's expected remaining requests — and the flush runs
+ *   when that pays, at most once per `minStepsBetween` steps (`loopFlushDue`);
  * - cold cache: the cached prefix is already lost (TTL, model, thinking, tools, compaction),
  *   so every rewrite is free: re-plan before the request renders (see `coldReplanDue`).
  */
 import { budgetFlushHold, type CompactionOutlook } from "../compaction/cooperation.ts";
+import { priceFlush } from "../discipline/gate.ts";
+import { lastAssistantIndex, messageBlocks, messageTokens } from "../discipline/history-view.ts";
+import { loopShapeOf } from "../discipline/loop-horizon.ts";
+import { cutFromTimestamp, quantizeBranchBoundary } from "../discipline/quantize.ts";
+import { estimateRequestHorizon } from "../discipline/request-horizon.ts";
+import { cachedTokensFromOf, readableAnchors } from "../discipline/rewrite-anchor.ts";
+import type { GateDecision } from "../discipline/schema.ts";
 import { budgetTriggerFiresFor } from "../flush/budget-trigger.ts";
-import type { ContextMessage } from "../session/messages.ts";
+import { loopCandidates, type LoopCandidates } from "../flush/loop-candidates.ts";
+import { isAssistant, timestampOf, type ContextMessage } from "../session/messages.ts";
 import type { KeeperSettings } from "../settings/schema.ts";
+import { seamThroughOf, type KeeperState } from "../state/schema.ts";
+import { pruneConfigFrom } from "./config.ts";
+import { gateRequestsOf, type DisciplineFacts } from "./decide.ts";
 
 /** An assistant message that ends the user's request (no tool call, stop reason "stop"). */
 export function closesRequest(message: ContextMessage): boolean {
@@ -63,12 +78,115 @@ export interface BudgetStepInput {
  * would rewrite); after a handoff the budget counts from the compacted context, and that turn
  * does not fire.
  */
-export function budgetStep(input: BudgetStepInput): { fire: boolean; base: BudgetBase } {
+export function budgetStep(input: BudgetStepInput): { fire: boolean; base: BudgetBase; held: boolean } {
   const hold = budgetFlushHold({ outlook: input.compaction, handoffsSeen: input.base.handoffsSeen, contextTokens: input.contextTokens });
-  if (hold.hold && hold.why === "compaction_applied") return { fire: false, base: { tokensAtLastFlush: input.contextTokens, handoffsSeen: hold.handoffs } };
-  if (hold.hold) return { fire: false, base: input.base };
+  if (hold.hold && hold.why === "compaction_applied") return { fire: false, base: { tokensAtLastFlush: input.contextTokens, handoffsSeen: hold.handoffs }, held: true };
+  if (hold.hold) return { fire: false, base: input.base, held: true };
   const fire = budgetTriggerFires({ settings: input.settings, contextTokens: input.contextTokens, tokensAtLastFlush: input.base.tokensAtLastFlush, contextWindow: input.contextWindow });
-  return { fire, base: input.base };
+  return { fire, base: input.base, held: false };
+}
+
+/** Where the last flush inside a loop ran: the loop (its prompt's timestamp) and how many tool steps it had made. */
+export interface LoopFlushMark {
+  prompt: number | undefined;
+  steps: number;
+}
+
+/** The loop the branch ends in, as a mark at its current step (undefined: no running loop). */
+export function loopMarkOf(messages: readonly ContextMessage[]): LoopFlushMark | undefined {
+  const shape = loopShapeOf(messages);
+  if (!shape.running) return undefined;
+  return { prompt: shape.loopStart > 0 ? timestampOf(messages[shape.loopStart - 1]!) : undefined, steps: shape.stepIndices.length };
+}
+
+export interface LoopFlushInput {
+  settings: KeeperSettings;
+  /** The branch at the turn end (it ends with the results the model has not answered yet). */
+  messages: readonly ContextMessage[];
+  keeper: KeeperState;
+  /** Tokens each raw message rendered to in the last request (up to its last assistant message); absent: their raw size. */
+  sentTokens?: readonly number[];
+  /** The cache facts now (the session model's cost model and rule, the seam, a cold cache); absent: Anthropic's prices. */
+  facts: DisciplineFacts | undefined;
+  /** The last flush inside a loop. */
+  last: LoopFlushMark | undefined;
+}
+
+export interface LoopFlushVerdict {
+  fire: boolean;
+  /** Why not, when it does not fire. */
+  why?: "off" | "not-in-loop" | "spacing" | "nothing-to-prune" | "frozen" | "does-not-pay";
+  candidates?: LoopCandidates;
+  /** The gate's price of stubbing the candidates now. */
+  decision?: GateDecision;
+}
+
+/**
+ * How many times over an in-loop rewrite's saving must repay its cost: the loop's N is an
+ * estimate, and a loop may end at its very next step. Measured on the wire benchmark's tuning
+ * seeds (default scenario 101, 102; long loops 501–503, async compaction off): a rewrite that
+ * merely pays fired at the last step of 10–15-step loops (seed 101: 0.405× bare against 0.394×
+ * without the in-loop trigger); twice over, 0.394 · 0.383 (the one rewrite left paid) and the long
+ * loops 0.453 on average; three times over, 0.394 · 0.389 (no rewrite) and 0.455.
+ */
+export const LOOP_FLUSH_PAYBACK = 2;
+
+/**
+ * The in-loop trigger: fire when stubbing the running loop's older raw outputs pays for the
+ * rewrite it causes — the gate's own price (`priceFlush`) with the rewrite starting at the
+ * readable anchor before the first candidate (the seam, the lookback, or the change itself on a
+ * provider with automatic prefix caching), N the loop's expected remaining requests
+ * (`gateRequestsOf`), the session model's prices, by `LOOP_FLUSH_PAYBACK` times — and the quantized boundary would move (a
+ * rewrite moves it in one step; candidates before an unmoved frozen boundary wait). At most one
+ * such flush per `minStepsBetween` tool steps of a loop. The flush then decides with its own
+ * renders; this is the cheap estimate that starts it.
+ */
+export function loopFlushDue(input: LoopFlushInput): LoopFlushVerdict {
+  const { settings, messages, keeper, facts } = input;
+  const config = pruneConfigFrom(settings);
+  if (!config.enabled || !config.loopFlush.enabled) return { fire: false, why: "off" };
+  const shape = loopShapeOf(messages);
+  const mark = loopMarkOf(messages);
+  if (!shape.running || !mark) return { fire: false, why: "not-in-loop" };
+  const last = input.last;
+  if (last && last.prompt === mark.prompt && mark.steps - last.steps < config.loopFlush.minStepsBetween) return { fire: false, why: "spacing" };
+  const candidates = loopCandidates({ messages, shape, state: keeper, config });
+  if (candidates.position === undefined || candidates.tokensRemoved <= 0) return { fire: false, why: "nothing-to-prune", candidates };
+  const cache = settings.cache;
+  const cold = facts?.cold === true;
+  if (!cold && keeper.frontier.frozenThroughTimestamp !== undefined) {
+    const boundary = quantizeBranchBoundary({
+      messages,
+      unit: { kind: "tokens", keepTailTokens: cache.keepTailTokens, chunkTokens: cache.gridChunkTokens, tokensOf: messageTokens },
+      previousFrozenThroughTimestamp: keeper.frontier.frozenThroughTimestamp,
+    });
+    if (!boundary.moved && candidates.position < cutFromTimestamp(messages, keeper.frontier.frozenThroughTimestamp)) return { fire: false, why: "frozen", candidates };
+  }
+  const lastSent = Math.max(0, lastAssistantIndex(messages));
+  const sent = input.sentTokens && input.sentTokens.length === lastSent ? input.sentTokens : messages.slice(0, lastSent).map(messageTokens);
+  const seamThrough = seamThroughOf(keeper.frontier);
+  const anchors = readableAnchors({
+    seamCut: facts?.seamActive && seamThrough !== undefined ? cutFromTimestamp(messages, seamThrough) : undefined,
+    blocks: messages.map(messageBlocks),
+    requestEnd: messages.map((m) => !isAssistant(m)),
+    trailingBlocks: 0,
+    automaticPrefix: facts?.costModel?.rule.mechanism === "automatic-prefix",
+  });
+  const cachedFrom = cachedTokensFromOf(sent, anchors)(candidates.position);
+  const cap = facts?.horizonCap ?? cache.horizonCap;
+  const session = facts ? estimateRequestHorizon({ requestTimes: facts.requestTimes, ttlMs: facts.ttlMs, cap }).expectedRequests : 1;
+  const decision = priceFlush({
+    tokensRemoved: candidates.tokensRemoved,
+    rewrittenTokens: Math.max(0, cachedFrom - candidates.tokensRemoved),
+    expectedRequests: gateRequestsOf({ messages, config, sessionRequests: session, cap }),
+    cacheCold: cold,
+    ...(facts ? { ttl: facts.ttl } : {}),
+    ...(facts?.pricing ? { pricing: facts.pricing } : {}),
+    ...(facts?.costModel ? { costModel: facts.costModel } : {}),
+    options: { minNetSaving: cache.minNetSaving },
+  });
+  const pays = decision.apply && decision.numbers.saving >= LOOP_FLUSH_PAYBACK * decision.numbers.rewriteCost;
+  return pays ? { fire: true, candidates, decision } : { fire: false, why: "does-not-pay", candidates, decision };
 }
 
 export interface ColdReplanInput {

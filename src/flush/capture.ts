@@ -7,7 +7,10 @@
  * stubbed — it stays raw while its tool loop does and leaves with it (`plan-chains.ts`). An output identical to one already
  * summarized is not sent to the summarizer again: it is reported as a duplicate to alias.
  * A batch whose remaining result text is shorter than `minBatchChars` is skipped (an image
- * counts as `IMAGE_WEIGHT_CHARS`).
+ * counts as `IMAGE_WEIGHT_CHARS`). Inside a
+ * running tool loop (the branch ends with results the model has not answered), the batches of
+ * the loop's last `loopFlush.keepRecentSteps` steps are left raw ("recent"; the unanswered one
+ * is "unseen"): the model works from its last few outputs.
  */
 import { type CapturedCall, type ToolBatch, resultWeight } from "../summarize/batch.ts";
 import { type ContextMessage, type ToolResultMessage, base64Bytes, isToolResult, timestampOf, toolResultImages, toolResultText } from "../session/messages.ts";
@@ -17,6 +20,8 @@ import { type CallOccurrence, batchKeyOf, pairToolCalls } from "../prune/occurre
 import { protectionMatcher } from "../prune/protection.ts";
 import { isRecallCopy } from "../prune/config.ts";
 import { contentHash } from "./content-hash.ts";
+import { loopShapeOf } from "../discipline/loop-horizon.ts";
+import { recentStepsFrom } from "./loop-candidates.ts";
 
 /** Outputs shorter than this are never aliased (the stub would not be shorter). */
 export const MIN_DUPLICATE_CHARS = 400;
@@ -53,7 +58,7 @@ export interface DuplicateOutput {
   batchKey: string;
 }
 
-export type SkipReason = "trivial" | "protected" | "recall" | "unfinished" | "duplicates-only" | "unseen";
+export type SkipReason = "trivial" | "protected" | "recall" | "unfinished" | "duplicates-only" | "unseen" | "recent";
 
 export interface CaptureResult {
   batches: ToolBatch[];
@@ -108,6 +113,13 @@ export function unseenAssistantIndex(messages: readonly ContextMessage[]): numbe
   return -1;
 }
 
+/** Inside a running loop, the raw index from which its last `keepRecentSteps` steps start; past the end otherwise. */
+function recentInLoopFrom(messages: readonly ContextMessage[], config: PruneConfig, unseen: number): number {
+  if (unseen < 0) return messages.length;
+  const shape = loopShapeOf(messages);
+  return shape.running ? recentStepsFrom(shape, Math.max(1, config.loopFlush.keepRecentSteps), messages.length) : messages.length;
+}
+
 export function captureBatches(input: CaptureInput): CaptureResult {
   const result: CaptureResult = { batches: [], duplicates: [], skipped: [] };
   if (!input.config.enabled) return result;
@@ -118,6 +130,7 @@ export function captureBatches(input: CaptureInput): CaptureResult {
   const aliased = input.state.frontier.aliases;
 
   const unseen = unseenAssistantIndex(messages);
+  const recentFrom = recentInLoopFrom(messages, input.config, unseen);
   for (const group of groupByAssistant(pairing.calls)) {
     const first = group[0];
     const batchKey = batchKeyOf(first.toolCallId, first.assistantTimestamp);
@@ -136,6 +149,10 @@ export function captureBatches(input: CaptureInput): CaptureResult {
     // Not even aliased: the model gets every output of its latest batch as it came.
     if (first.assistantIndex === unseen) {
       result.skipped.push({ batchKey, reason: "unseen" });
+      continue;
+    }
+    if (first.assistantIndex >= recentFrom) {
+      result.skipped.push({ batchKey, reason: "recent" });
       continue;
     }
     const calls: CapturedCall[] = [];

@@ -63,6 +63,7 @@ export async function runFlushJob({ deps, trigger, ctx, closingMessage }: FlushJ
   const closing = closingAlreadyPersisted(branchMessages, closingMessage) ? undefined : closingMessage;
   const begun = cell.step({
     type: "flush-begin",
+    trigger,
     settings,
     model,
     branchMessages,

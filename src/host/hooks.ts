@@ -13,8 +13,10 @@
  *   it prunes before any request), then compaction.
  * - input: compaction's only — a typed `/async-compact-now` Pi found no command for (another
  *   async compaction registered the same name) runs the other's command.
- * - turn_end: the keeper's budget flush, then compaction (a draft or a background job). The
- *   flush only starts a background job whose capture reads the branch synchronously; a
+ * - turn_end: the keeper's budget flush or in-loop flush, then compaction (a draft or a
+ *   background job). A budget flush only starts a background job whose capture reads the branch
+ *   synchronously; an in-loop flush (extractive, no model call) is awaited, so its rewrite lands on
+ *   the next request and compaction's step runs once it is adopted; a
  *   compaction draft is applied by Pi after every handler returned, so the flush sees the
  *   branch as the turn left it either way, and the state it holds for summarized-away calls is
  *   dropped at the next flush (its `flush-begin` step). Compaction goes last because its draft

@@ -230,22 +230,25 @@ describe("keeper host under concurrency", () => {
     expect(rendered(harness(h2.sm))).toEqual(rendered(h2));
   });
 
-  test("/keeper now during a tool loop: earlier batches of the loop are stubbed, the batch the model has not seen stays raw, the loop's assistant turns are untouched", async () => {
+  test("/keeper now during a tool loop: earlier batches of the loop are stubbed, its last steps (the one the model has not seen included) stay raw, the loop's assistant turns are untouched", async () => {
     const h = harness();
     h.append(user("p1", 10));
-    h.append(assistant([call("a", "read", { path: "a.ts" })], 11));
-    h.append(result("a", "read", out("a"), 12));
-    h.append(assistant([call("b", "read", { path: "b.ts" })], 13));
-    h.append(result("b", "read", out("b"), 14));
-    h.append(assistant([call("c", "read", { path: "c.ts" })], 15));
-    h.append(result("c", "read", out("c"), 16));
-    // The loop is still running (the model has not answered c yet) when the user asks for a flush.
+    for (const [i, id] of ["a", "b", "d", "e", "c"].entries()) {
+      h.append(assistant([call(id, "read", { path: `${id}.ts` })], 11 + 2 * i));
+      h.append(result(id, "read", out(id), 12 + 2 * i));
+    }
+    // The loop is still running (the model has not answered c yet) when the user asks for a flush:
+    // e and c are its last two steps (`loopFlush.keepRecentSteps`), kept raw.
     const done = h.host.onKeeperCommand("now", h.ctx);
-    await settle();
-    h.model.releaseAll();
+    // The summarizer asks the model for one batch at a time: release each as it comes (a, b, d).
+    for (let i = 0; i < 3; i++) {
+      await settle();
+      h.model.releaseAll();
+    }
     await done;
+    expect(h.model.gates).toHaveLength(3);
     expect(h.notices.at(-1)).toContain("last flush (/keeper now");
-    expect(persisted(h.sm).frontier.stubbedKeys.sort()).toEqual(["a@11#0", "b@13#0"]);
+    expect(persisted(h.sm).frontier.stubbedKeys.sort()).toEqual(["a@11#0", "b@13#0", "d@15#0"]);
     const messages = contextOf(h.sm);
     const sent = h.host.onContext({ type: "context", messages } as never, h.ctx)!.messages;
     messages.forEach((m, i) => {
@@ -253,6 +256,8 @@ describe("keeper host under concurrency", () => {
     });
     expect(sent.at(-1)).toBe(messages.at(-1)!);
     expect(JSON.stringify(sent.at(-1))).toContain("c output line");
+    expect(JSON.stringify(sent.at(-3))).toContain("e output line");
+    expect(JSON.stringify(sent.at(-5))).toContain("output pruned");
   });
 });
 

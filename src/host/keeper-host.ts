@@ -62,8 +62,8 @@ export interface KeeperParts {
     context(event: ContextWithSystemEvent, ctx: ExtensionContext): { messages: ContextMessage[] } | undefined;
     /** An answer that closes the user's request starts a flush. */
     messageEnd(message: ContextMessage, ctx: ExtensionContext): void;
-    /** The budget trigger. */
-    turnEnd(ctx: ExtensionContext): void;
+    /** The budget trigger, else the in-loop trigger (its flush awaited: Pi waits for it). */
+    turnEnd(ctx: ExtensionContext): Promise<void> | undefined;
     /** The request is built: commit the cold re-plans its render adopted. */
     requestBuilt(ctx: ExtensionContext): Promise<void> | undefined;
   };
@@ -302,11 +302,24 @@ export function createKeeperHost(pi: KeeperPi, options: KeeperHostOptions = {}):
       },
       turnEnd(ctx) {
         const s = settings();
-        if (!s.enabled) return;
+        if (!s.enabled) return undefined;
         const usage = ctx.getContextUsage();
-        if (usage?.tokens == null || !usage.contextWindow) return;
-        const out = cell.step({ type: "turn-end", settings: s, contextTokens: usage.tokens, contextWindow: usage.contextWindow });
+        if (usage?.tokens == null || !usage.contextWindow) return undefined;
+        const out = cell.step({
+          type: "turn-end",
+          settings: s,
+          contextTokens: usage.tokens,
+          contextWindow: usage.contextWindow,
+          context: () => contextMessagesOf(ctx),
+          facts: () => liveFacts(cell.get(), pi, ctx, now()),
+        });
+        // A flush inside the loop summarizes extractively: Pi waits for it (turn_end is awaited), so
+        // its rewrite lands on the very next request, as the replay has it. Behind a running flush
+        // (a model summary) it is only queued: the loop never waits on a model call.
+        const inLoop = out.effects.some((e) => e.kind === "flush" && e.trigger === "loop");
+        if (inLoop && !flushes.inFlight()) return flushes.start({ trigger: "loop", ctx }).then(() => undefined);
         startFlushes(out.effects, ctx);
+        return undefined;
       },
       requestBuilt(ctx) {
         // What the render decided is persisted now that the request is built (never from inside the render).

@@ -41,6 +41,22 @@ export interface BudgetTriggerConfig {
   maxTokens: number;
 }
 
+export interface LoopFlushConfig {
+  /**
+   * Flush inside a running tool loop, at a turn end, when pruning the loop's older outputs pays
+   * for the rewrite over the loop's expected remaining steps (`loopFlushDue` in
+   * `src/engine/triggers.ts`).
+   */
+  enabled: boolean;
+  /**
+   * The loop's last tool steps whose outputs are never pruned while it runs (the step the model
+   * has not answered yet counts as one; at least 1). Applies to every flush inside a loop.
+   */
+  keepRecentSteps: number;
+  /** At most one flush inside a loop per this many tool steps. */
+  minStepsBetween: number;
+}
+
 export interface PruneConfig {
   enabled: boolean;
   /** A batch whose captured result text totals fewer characters than this is not summarized. */
@@ -56,6 +72,7 @@ export interface PruneConfig {
   errorPurge: ErrorPurgeConfig;
   chainCompression: ChainCompressionConfig;
   budgetTrigger: BudgetTriggerConfig;
+  loopFlush: LoopFlushConfig;
 }
 
 /** Name of the recall tool. */
@@ -81,4 +98,5 @@ export const DEFAULT_PRUNE_CONFIG: PruneConfig = {
   errorPurge: { enabled: true, cooldownTurns: 4 },
   chainCompression: { enabled: true, rollingWindow: 0, keptFactChars: DEFAULT_KEPT_FACT_CHARS },
   budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 150_000 },
+  loopFlush: { enabled: true, keepRecentSteps: 2, minStepsBetween: 6 },
 };

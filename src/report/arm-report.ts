@@ -59,6 +59,7 @@ export function armReport({ arm, r, totals, bare, bareCompactions = 0, main }: A
     flushes: flushes.length,
     rewriting_flushes: flushes.filter((f) => f.rewrote).length,
     budget_flushes: flushes.filter((f) => f.reason === "budget").length,
+    loop_flushes: flushes.filter((f) => f.reason === "loop").length,
     summarizer_calls: flushes.reduce((n, f) => n + f.modelBatches, 0),
     compactions: totals.compactions?.count ?? 0,
     compaction_cost: compaction,

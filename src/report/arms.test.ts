@@ -99,7 +99,8 @@ describe("keeper engine", () => {
     // after that the raw branch grows by more than a quarter of the threshold at every step.
     expect(reasons.map((r) => r.length)).toEqual([0, 0, 0, 1, 2, 3]);
     expect(reasons.at(-1)).toEqual(["budget", "budget", "budget"]);
-    const off = createKeeperReplayEngine({ config: keeperReplayConfig(applySettingsOverride(DEFAULT_SETTINGS, { pruning: { budgetTrigger: { enabled: false } } })), summarize: sizeModelSummarizer() });
+    // Both in-loop triggers off: nothing flushes inside the loop.
+    const off = createKeeperReplayEngine({ config: keeperReplayConfig(applySettingsOverride(DEFAULT_SETTINGS, { pruning: { budgetTrigger: { enabled: false }, loopFlush: { enabled: false } } })), summarize: sizeModelSummarizer() });
     off.transformContext(messages, 0, sonnet45);
     expect(off.state().flushes).toEqual([]);
   });

@@ -110,6 +110,7 @@ export const ARMS: readonly Arm[] = [
   keeperArm("budget-trigger-tight", "defaults, budget trigger at 4% of the window or 8k tokens", {
     pruning: { budgetTrigger: { fraction: 0.04, maxTokens: 8_000 } },
   }),
+  keeperArm("loop-flush-off", "defaults, no flush inside a tool loop when it pays (only the budget trigger's)", { pruning: { loopFlush: { enabled: false } } }),
 ];
 
 /** Other accepted names. */

@@ -86,6 +86,7 @@ const arm = (name: string, o: Partial<ArmReport>): ArmReport => ({
   flushes: 0,
   rewriting_flushes: 0,
   budget_flushes: 0,
+  loop_flushes: 0,
   summarizer_calls: 0,
   compactions: 0,
   compaction_cost: 0,

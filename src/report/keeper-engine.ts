@@ -62,7 +62,7 @@ export interface KeeperReplayRequest {
 }
 
 /** "cold": a re-plan without new summaries when the cache is already lost (cache discipline). */
-export type FlushReason = "request-end" | "budget" | "cold";
+export type FlushReason = "request-end" | "budget" | "loop" | "cold";
 
 export interface ReplayFlush {
   requestIndex: number;
@@ -189,7 +189,7 @@ export function replayCacheFacts(state: KeeperReplayState, request: KeeperReplay
 
 /** Where a flush effect was given: why, the branch as the live flush would see it then, and Pi's context usage then. */
 interface FlushAt {
-  reason: "request-end" | "budget";
+  reason: "request-end" | "budget" | "loop";
   branch: ContextMessage[];
   usage: number | null;
 }
@@ -201,7 +201,7 @@ function flush(state: KeeperReplayState, at: FlushAt, request: KeeperReplayReque
   // The live flush sees the requests sent so far: the horizon of the recorded times before this request.
   const costModel = request.info.costModel;
   const summaryFacts = { requestTimes: state.engine.ledger.requestTimes, ttlMs: ttlMsOf(request.info), horizonCap: deps.config.summarizer.horizonCap, ...(costModel ? { costModel } : {}) };
-  const started = step(state.engine, { type: "flush-begin", settings, model, branchMessages: at.branch, summaryFacts });
+  const started = step(state.engine, { type: "flush-begin", trigger: at.reason, settings, model, branchMessages: at.branch, summaryFacts });
   const { capture, routes } = effectOf(started, "summarize");
   const batches = capture.batches;
   const results = batches.map((b, i) => (routes[i] ? deps.summarize(b) : { summary: summarizeExtractively(b), billed: 0 }));
@@ -265,7 +265,8 @@ function stepTurns(state: KeeperReplayState, messages: ContextMessage[], until: 
     // Live, the turn end steps only when Pi knows its context usage (not right after a compaction).
     const contextTokens = contextUsageOf(branch, next.savings);
     if (contextTokens === null) continue;
-    const turnEnd = step(next.engine, { type: "turn-end", settings, contextTokens, contextWindow: window });
+    const at = next;
+    const turnEnd = step(next.engine, { type: "turn-end", settings, contextTokens, contextWindow: window, context: () => branch, facts: () => replayCacheFacts(at, request, window) });
     next = performFlushes({ ...next, engine: turnEnd.state }, turnEnd.effects, { branch, usage: contextTokens }, request, deps, window);
   }
   return next;

@@ -126,6 +126,24 @@ describe("the keeper arm on an OpenAI session decides with OpenAI's rule and pri
   });
 });
 
+describe("a long-loop gpt-5.5 Codex session (two prompts of 55–65 steps, large files read first): flushes inside the loops pay", () => {
+  // Issue 22: a real session of this shape (two long loops) replayed at 0.687× bare when nothing
+  // inside a running loop was rewritten. On this generated one the keeper measured 0.293× bare,
+  // 0.464× with the in-loop trigger off (the budget trigger alone); 0.381× for the code before it.
+  const s = generateProviderSession({ seed: 11, models: [GPT55_CODEX], prompts: 2, stepsPerPrompt: [55, 65], earlyBigSteps: 8, dir: tmp });
+  const r = runCli(["report", s.file, "--json", "--no-chart", "--arms", "keeper,loop-flush-off"]);
+  const arms = JSON.parse(r.stdout).sessions[0].arms;
+
+  test("the keeper flushes inside the loops and costs at most 0.35× bare, under 0.8× its cost with the in-loop trigger off", () => {
+    expect(r.code).toBe(0);
+    expect(s.requests).toBeGreaterThan(100);
+    expect(arms.keeper.loop_flushes).toBeGreaterThan(5);
+    expect(arms["loop-flush-off"].loop_flushes).toBe(0);
+    expect(arms.keeper.ratio_to_bare).toBeLessThan(0.35);
+    expect(arms.keeper.ratio_to_bare).toBeLessThan(0.8 * arms["loop-flush-off"].ratio_to_bare);
+  });
+});
+
 const providers: Array<[string, ProviderModel]> = [
   ["openai-responses", GPT54_RESPONSES],
   ["openai-completions", GPT41_COMPLETIONS],

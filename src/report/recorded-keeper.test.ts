@@ -18,6 +18,13 @@ describe("which of the keeper's entries a recorded request saw", () => {
     expect(entriesSeenAt([flush("late", 10_004, 0), message("r", 10_010)], SENT).map((e) => e.id)).toEqual(["r"]);
     expect(entriesSeenAt([message("r", 9_000), flush("f", 10_004, 2)], SENT).map((e) => e.id)).toEqual(["r"]);
   });
+  test("the flush of the request's own answer, though it summarized nothing (flushes inside the loop took every batch), is not a cold re-plan: it was decided after the answer came", () => {
+    const decided = (id: string, ms: number, lastFlushAt: number): BranchEntry => ({ ...flush(id, ms, 0), data: { version: 2, summaries: [], frontierDelta: { from: 3, flushSeq: 4, lastFlushAt } } });
+    // Written at message_end, 14 ms after the stamp, before Pi stores the answer.
+    expect(entriesSeenAt([message("r", 9_000), decided("end", 10_014, 10_013)], SENT).map((e) => e.id)).toEqual(["r"]);
+    // A cold re-plan: decided at the request's render, before the stamp, written just after it.
+    expect(entriesSeenAt([message("r", 9_000), decided("cold", 10_004, 9_998)], SENT).map((e) => e.id)).toEqual(["r", "cold"]);
+  });
   test("other entries are never left out, whatever their time", () => {
     const branch = [message("u", 1_000), { id: "c", parentId: null, type: "compaction", timestamp: at(20_000) }, { id: "x", parentId: null, type: "custom", customType: "other-ext/state", timestamp: at(30_000) }];
     expect(entriesSeenAt(branch, SENT).map((e) => e.id)).toEqual(["u", "c", "x"]);

@@ -11,7 +11,11 @@
  * (pi-ai stamps an answer when its request starts); one written later — a flush that finished
  * while the request was in flight — counts from the next request on. Except a cold re-plan's:
  * it is appended in `before_provider_request`, after the stamp, and the request carries it; it
- * is the flush entry without summaries that closes the branch (no message after it).
+ * is the flush entry without summaries that closes the branch (no message after it) and was
+ * decided at the request's render (its frontier's `lastFlushAt` at or before the stamp). The
+ * flush of the request's own answer is appended there too (at `message_end`, before Pi stores the
+ * answer) and may summarize nothing when flushes inside the loop took every batch already: it
+ * was decided after the answer came, and the request did not carry it.
  * Render-time settings are the defaults (the recording does not hold them).
  */
 import { toolsKeyDigest, transcriptToolNames } from "../cache/tool-changes.ts";
@@ -38,8 +42,19 @@ export interface BranchEntry {
   data?: unknown;
 }
 
-/** A cold re-plan's entry: a flush entry that summarized nothing. */
-const isColdReplan = (e: BranchEntry) => e.customType === `${KEEPER_ENTRY_PREFIX}flush` && ((e.data as { summaries?: unknown[] } | undefined)?.summaries?.length ?? 0) === 0;
+/** When a flush entry's flush decided (its frontier's `lastFlushAt`), when it says. */
+function decidedAt(e: BranchEntry): number | undefined {
+  const d = e.data as { frontier?: { lastFlushAt?: unknown }; frontierDelta?: { lastFlushAt?: unknown } } | undefined;
+  const at = d?.frontier?.lastFlushAt ?? d?.frontierDelta?.lastFlushAt;
+  return typeof at === "number" ? at : undefined;
+}
+
+/** A cold re-plan's entry for the request stamped `sentAt`: a flush entry that summarized nothing, decided by then. */
+function isColdReplan(e: BranchEntry, sentAt: number): boolean {
+  if (e.customType !== `${KEEPER_ENTRY_PREFIX}flush` || ((e.data as { summaries?: unknown[] } | undefined)?.summaries?.length ?? 0) > 0) return false;
+  const at = decidedAt(e);
+  return at === undefined || at <= sentAt;
+}
 
 const isKeeperEntry = (e: BranchEntry) => e.type === "custom" && typeof e.customType === "string" && e.customType.startsWith(KEEPER_ENTRY_PREFIX);
 
@@ -68,7 +83,7 @@ function branchTo(leafId: string | null, byId: ReadonlyMap<string, BranchEntry>)
 export function entriesSeenAt<T extends BranchEntry>(branch: readonly T[], sentAt: number): T[] {
   let lastMessage = branch.length - 1;
   while (lastMessage >= 0 && isKeeperEntry(branch[lastMessage]!)) lastMessage--;
-  return branch.filter((e, i) => !isKeeperEntry(e) || !(Date.parse(e.timestamp ?? "") > sentAt) || (i > lastMessage && isColdReplan(e)));
+  return branch.filter((e, i) => !isKeeperEntry(e) || !(Date.parse(e.timestamp ?? "") > sentAt) || (i > lastMessage && isColdReplan(e, sentAt)));
 }
 
 export function recordedKeeperRun(recording: ReadRecording, options: { outputPrice?: number; summarizerUsd?: number; settings?: KeeperSettings } = {}): ArmRun {
@@ -103,23 +118,23 @@ export function recordedKeeperRun(recording: ReadRecording, options: { outputPri
     return dropStateOutsideContext(keeper, liveOccurrenceKeys(messages));
   };
 
-  let sent: KeeperState | undefined;
-  let sentMessages: readonly unknown[] = [];
+  let sent: { keeper: KeeperState; raw: ContextMessage[]; rendered: ContextMessage[] } | undefined;
   return {
     transformContext(messages, requestIndex, info) {
       const state = stateAt(messages as ContextMessage[], requestIndex, info);
-      sent = state;
-      sentMessages = messages;
-      return keeperRender({ messages: messages as ContextMessage[], state, settings, model: { provider: info.provider, id: info.model, api: info.api } });
+      const rendered = keeperRender({ messages: messages as ContextMessage[], state, settings, model: { provider: info.provider, id: info.model, api: info.api } });
+      sent = { keeper: state, raw: messages as ContextMessage[], rendered };
+      return rendered;
     },
     transformBody(body: WireRequestBody, _requestIndex: number, info: KeeperRequestInfo): WireRequestBody {
-      // The engine's send reads the keeper's frontier (the seam): hand it the state this request rendered with.
-      if (sent) engine = step(engine, { type: "recorded-state", keeper: sent }).state;
+      // The engine's send places the seam from the keeper's frontier on the messages the request
+      // rendered: hand it the state this request rendered with, and that render.
+      if (sent) engine = step(engine, { type: "recorded-state", keeper: sent.keeper, render: { raw: sent.raw, rendered: sent.rendered } }).state;
       const key = {
         at: info.timestamp,
         model: info.model,
         thinkingLevel: info.thinkingLevel ?? "",
-        toolsDigest: toolsKeyDigest(info.costModel?.toolChangesInPlace === true, transcriptToolNames(sentMessages)),
+        toolsDigest: toolsKeyDigest(info.costModel?.toolChangesInPlace === true, transcriptToolNames(sent?.raw ?? [])),
       };
       const out = step(engine, {
         type: "before-request",

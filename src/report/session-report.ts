@@ -62,6 +62,8 @@ export interface ArmReport {
   /** Flushes that changed rendered history. */
   rewriting_flushes: number;
   budget_flushes: number;
+  /** Flushes the in-loop trigger started (inside a tool loop, when it paid). */
+  loop_flushes: number;
   summarizer_calls: number;
   /** Pi's compactions the arm paid the summary requests of: simulated where its own context passed Pi's threshold, or the recording's (pi-compaction.ts). */
   compactions: number;

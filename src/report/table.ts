@@ -146,7 +146,7 @@ export function sessionTable(report: SessionReport): string {
     compactNumber(a.final_context_tokens),
     compactNumber(a.summarizer_cost),
     compactionsCell(a.compactions, a.usd_compaction),
-    a.flushes > 0 ? `${a.flushes} (${a.budget_flushes} budget)` : "-",
+    a.flushes > 0 ? `${a.flushes} (${a.budget_flushes} budget, ${a.loop_flushes} loop)` : "-",
   ]);
   const title =
     `${report.file}\n` +
@@ -184,5 +184,5 @@ export const TABLE_LEGEND = [
   "cache hit: read / all input tokens;",
   "busts: requests that missed the previous request's still-live cached prefix; ctx: estimated prompt tokens;",
   "summarizer: summarizer cost in the same units; compactions: Pi's compactions and their summary requests' dollars (the recording's in the arm it was recorded with,",
-  "simulated where the arm's own context passes Pi's threshold in the others); flushes: flushes replayed (those fired by the budget trigger).",
+  "simulated where the arm's own context passes Pi's threshold in the others); flushes: flushes replayed (those fired by the budget trigger, and inside a tool loop when it paid).",
 ].join("\n");

@@ -45,6 +45,14 @@ export const keeperSettingsSchema = z.object({
       /** Cap on that threshold in tokens, so the trigger still fires on 1M-token windows. */
       maxTokens: positiveInt.default(150000),
     }),
+    loopFlush: z.object({
+      /** Flush inside a running tool loop when pruning its older outputs pays for the rewrite over the loop's expected remaining steps (src/engine/triggers.ts `loopFlushDue`). */
+      enabled: z.boolean().default(true),
+      /** The loop's last tool steps whose outputs are never pruned while it runs (at least 1: the step the model has not answered yet). */
+      keepRecentSteps: positiveInt.default(2),
+      /** At most one flush inside a loop per this many tool steps. */
+      minStepsBetween: positiveInt.default(6),
+    }),
   }),
   summarizer: z.object({
     /** `""` uses the session model; otherwise `provider/model-id`. */

@@ -90,7 +90,7 @@ describe("completions: every value is the whole argument text", () => {
     const settings = applyOverrides(DEFAULT_SETTINGS, { thinkingStrip: { mode: "off" } });
     const items = keeperCompletions("set keepl", { settings })!;
     expect(items.map((i) => i.value)).toEqual(["set thinkingStrip.keepLastTurns "]);
-    expect(keeperCompletions("set keep")!.map((i) => i.label)).toEqual(["thinkingStrip.keepLastTurns", "cache.keepTailTokens"]);
+    expect(keeperCompletions("set keep")!.map((i) => i.label)).toEqual(["pruning.loopFlush.keepRecentSteps", "thinkingStrip.keepLastTurns", "cache.keepTailTokens"]);
     const mode = keeperCompletions("set thinkingStrip.mo", { settings })![0]!;
     expect(mode.description).toBe("auto|off|flush-gated · now off · default auto");
   });

@@ -24,7 +24,8 @@ const workspaces: PiWorkspace[] = [];
 afterAll(() => workspaces.forEach((w) => w.cleanup()));
 
 const BIG_WINDOW = { id: "claude-sonnet-4-5", contextWindow: 1_000_000 };
-const KEEPER = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" } };
+// Flushes at request ends only (the in-loop triggers off): threads start anew where history changed, at prompt starts.
+const KEEPER = { pruning: { budgetTrigger: { enabled: false }, loopFlush: { enabled: false } }, summarizer: { mode: "extractive" } };
 const THREADS = { supportsMessageThreads: true };
 
 /** The full request a record stands for, marks aside, string content as one text block (the same to the API). */

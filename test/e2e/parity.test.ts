@@ -34,6 +34,9 @@ import { DEFAULT_SETTINGS } from "../../src/settings/parse.ts";
 import { join } from "node:path";
 import { createPiWorkspace, REPO_ROOT, runPi, type PiRunResult, type PiWorkspace } from "../support/pi-runner.ts";
 import { generateScenario } from "../support/scenario.ts";
+import { generateLongLoopScenario } from "../support/long-loop-scenario.ts";
+import type { MainStep } from "../support/fake-anthropic/types.ts";
+import type { SandboxFiles } from "../support/scenario-sandbox.ts";
 import { withoutCacheControl } from "./support/wire-checks.ts";
 
 const workspaces: PiWorkspace[] = [];
@@ -76,7 +79,7 @@ const liveCost = (run: PiRunResult, replay: ReplayResult, frame: "replay" | "pi"
     ),
   );
 
-function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult & { budgetFlushes: number } {
+function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResult & { budgetFlushes: number; loopFlushes: number } {
   const settings = applySettingsOverride(DEFAULT_SETTINGS, override);
   const engine = createKeeperReplayEngine({
     config: keeperReplayConfig(settings),
@@ -90,7 +93,8 @@ function replayKeeper(bare: PiRunResult, override: SettingsOverride): ReplayResu
     transformContext: (messages, i, info) => engine.transformContext(messages as ContextMessage[], i, info) as never,
     transformBody: (body, i, info) => engine.transformBody(body, i, info),
   });
-  return { ...replay, budgetFlushes: engine.state().flushes.filter((f) => f.reason === "budget").length };
+  const flushes = engine.state().flushes;
+  return { ...replay, budgetFlushes: flushes.filter((f) => f.reason === "budget").length, loopFlushes: flushes.filter((f) => f.reason === "loop").length };
 }
 
 /**
@@ -123,26 +127,39 @@ function firstDifference(a: string, b: string): string {
   return `char ${at}: live …${a.slice(Math.max(0, at - 80), at + 160)}… replay …${b.slice(Math.max(0, at - 80), at + 160)}…`;
 }
 
+/**
+ * One script run bare and live with `override`, the bare recording replayed with it: no request
+ * refused, as many requests, and every request's history the same (the first difference printed).
+ */
+async function liveAgainstReplay(
+  label: string,
+  script: { prompts: string[]; steps: MainStep[]; files: SandboxFiles },
+  override: SettingsOverride,
+  serverOptions: { tokenizer?: "text" } = {},
+): Promise<{ replay: ReturnType<typeof replayKeeper>; live: PiRunResult; bare: PiRunResult; workspace: PiWorkspace }> {
+  const workspace = createPiWorkspace(script.files);
+  workspaces.push(workspace);
+  const common = { prompts: script.prompts, script: script.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same", ...serverOptions } };
+  const bare = await runPi({ ...common, extension: false });
+  const live = await runPi({ ...common, contextKeeper: override as Record<string, unknown> });
+  expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
+  const replay = replayKeeper(bare, override);
+  expect(replay.requests.length).toBe(live.mainRequests.length);
+  const { sent, replayed, differing } = historiesOf(live, replay);
+  if (differing.length > 0) console.log(`[parity] ${label}: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
+  expect(differing).toEqual([]);
+  return { replay, live, bare, workspace };
+}
+
 describe("parity: the live keeper and the replay of the bare recording", () => {
   const scenario = generateScenario({ seed: 23, prompts: 4, stepsPerPrompt: [6, 9], files: 8, fileBytes: [2048, 24576] });
 
   test("same history per request (timing kept out), cost within 2%", async () => {
-    const workspace = createPiWorkspace(scenario.files);
-    workspaces.push(workspace);
-    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
-    const bare = await runPi({ ...common, extension: false });
-    const live = await runPi({ ...common, contextKeeper: TIMELESS as Record<string, unknown> });
-    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
-
-    const replay = replayKeeper(bare, TIMELESS);
-    expect(replay.requests.length).toBe(live.mainRequests.length);
-    const { sent, replayed, differing } = historiesOf(live, replay);
+    const { replay, live, bare, workspace } = await liveAgainstReplay("timeless", scenario, TIMELESS);
     // The keeper changed history (stubs), and the replay changed it identically.
     const bareChars = JSON.stringify(bare.mainRequests.at(-1)!.body.messages).length;
     const liveChars = JSON.stringify(live.mainRequests.at(-1)!.body.messages).length;
     expect(liveChars).toBeLessThan(bareChars * 0.8);
-    if (differing.length > 0) console.log(`[parity] first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
-    expect(differing).toEqual([]);
 
     const costLive = liveCost(live, replay);
     const costReplay = billed(replay.analysis);
@@ -154,6 +171,7 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
     expect(gap).toBeLessThanOrEqual(0.02);
 
     // Cache discipline on: request times enter the gate, so only the cost is held to the bound.
+    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same" } };
     const disciplined = await runPi({ ...common, contextKeeper: DISCIPLINED as Record<string, unknown> });
     expect(disciplined.requests.filter((r) => r.status !== 200)).toHaveLength(0);
     const replayD = replayKeeper(bare, DISCIPLINED);
@@ -234,19 +252,19 @@ describe("parity: the live keeper and the replay of the bare recording", () => {
   // The extension's own compaction is off in the live run: the replay does not simulate it, and
   // its start window holds the budget flush (`cooperation.ts`).
   test("a budget trigger that fires inside the loops: the same flushes, the same history per request", async () => {
-    const workspace = createPiWorkspace(scenario.files);
-    workspaces.push(workspace);
     const tight: SettingsOverride = { ...TIMELESS, pruning: { budgetTrigger: { enabled: true, fraction: 0.5, maxTokens: 6000 } }, compaction: { enabled: false } };
-    const common = { prompts: scenario.prompts, script: scenario.steps, mode: "rpc" as const, workspace, model: MODEL, serverOptions: { idNonce: "same", tokenizer: "text" as const } };
-    const bare = await runPi({ ...common, extension: false });
-    const live = await runPi({ ...common, contextKeeper: tight as Record<string, unknown> });
-    expect(live.requests.filter((r) => r.status !== 200).map((r) => r.errorMessage)).toEqual([]);
-    const replay = replayKeeper(bare, tight);
-    expect(replay.requests.length).toBe(live.mainRequests.length);
+    const { replay } = await liveAgainstReplay("budget", scenario, tight, { tokenizer: "text" });
     expect(replay.budgetFlushes).toBeGreaterThan(0);
-    const { sent, replayed, differing } = historiesOf(live, replay);
-    if (differing.length > 0) console.log(`[parity] budget: first difference at request ${differing[0]}: ${firstDifference(sent[differing[0]!]!, replayed[differing[0]!]!)}`);
-    expect(differing).toEqual([]);
     console.log(`[parity] budget: ${replay.requests.length} requests, 0 differ, ${replay.budgetFlushes} budget flushes`);
+  }, 400_000);
+
+  // Long loops with large reads first: the in-loop trigger fires where live Pi's turn_end fired
+  // (the live host awaits the flush, so it lands on the next request, as the replay has it), and
+  // every request carries the same history. Cache discipline off keeps timing out of the gate.
+  test("flushes inside long tool loops when they pay: the same flushes, the same history per request", async () => {
+    const long = generateLongLoopScenario({ seed: 31, prompts: 2, stepsPerPrompt: [24, 30], earlySteps: [4, 6] });
+    const { replay } = await liveAgainstReplay("loops", long, TIMELESS);
+    expect(replay.loopFlushes).toBeGreaterThan(1);
+    console.log(`[parity] loops: ${replay.requests.length} requests, 0 differ, ${replay.loopFlushes} flushes inside loops`);
   }, 400_000);
 });

@@ -12,8 +12,8 @@ afterAll(() => workspaces.forEach((w) => w.cleanup()));
 
 // A 1M window keeps bare pi from compacting, so the comparison is pruning vs nothing.
 const BIG_WINDOW = { id: "claude-sonnet-4-5", contextWindow: 1_000_000 };
-// The mid-loop budget trigger is exercised separately; here flushes come at request ends.
-const REQUEST_END_ONLY = { pruning: { budgetTrigger: { enabled: false } }, summarizer: { mode: "extractive" } };
+// The in-loop triggers (budget, and when it pays) are exercised separately; here flushes come at request ends.
+const REQUEST_END_ONLY = { pruning: { budgetTrigger: { enabled: false }, loopFlush: { enabled: false } }, summarizer: { mode: "extractive" } };
 
 describe("pruning on the wire", () => {
   const scenario = generateScenario({ seed: 5, prompts: 3, stepsPerPrompt: [10, 12], files: 8, fileBytes: [2048, 40960] });

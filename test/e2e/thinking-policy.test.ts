@@ -20,7 +20,7 @@ const OPUS_45 = "claude-opus-4-5";
 // strip has tool turns to act on (with the default 0 the loop collapses at its own answer).
 const KEEPER = {
   summarizer: { mode: "extractive" },
-  pruning: { budgetTrigger: { enabled: false }, chainCompression: { rollingWindow: 1 } },
+  pruning: { budgetTrigger: { enabled: false }, loopFlush: { enabled: false }, chainCompression: { rollingWindow: 1 } },
   compaction: { enabled: false },
 };
 

@@ -66,6 +66,19 @@ export function budgetFires(input: { settings: KeeperSettings; contextTokens: nu
   return engine.budgetTriggerFires(input);
 }
 
+export type LoopFlushMark = engine.LoopFlushMark;
+
+/** The loop the branch ends in, as a mark at its current step (the budget flush marks it too). */
+export function loopMarkOf(branch: readonly ContextMessage[]): LoopFlushMark | undefined {
+  return engine.loopMarkOf(branch);
+}
+
+/** The in-loop trigger at a turn end (`branch` ends with the results the model has not answered); `mark`: where it fired. */
+export function loopFlushFires(input: { settings: KeeperSettings; branch: ContextMessage[]; state: EngineState; facts: DisciplineFacts | undefined; last: engine.LoopFlushMark | undefined }): engine.LoopFlushMark | undefined {
+  const due = engine.loopFlushDue({ settings: input.settings, messages: input.branch, keeper: input.state.keeper, facts: input.facts, last: input.last });
+  return due.fire ? engine.loopMarkOf(input.branch) : undefined;
+}
+
 /** The engine's state around the fuzzer's (the cache ledger and gate log are the fuzzer's own). */
 const engineStateOf = (state: EngineState): engine.EngineState => engine.initialEngineState({ keeper: state.keeper, recall: state.recall });
 
@@ -82,6 +95,8 @@ export interface FlushInput {
   discipline?: DisciplineFacts;
   /** Where the side file of an original of `sha256` goes. */
   spillPathFor: (sha256: string) => string;
+  /** What started the flush ("loop": summarized extractively). */
+  trigger?: engine.FlushTrigger;
 }
 
 export interface FlushOutput {
@@ -95,7 +110,7 @@ export interface FlushOutput {
 
 export async function flush(input: FlushInput): Promise<FlushOutput> {
   const { settings, model, branch, now } = input;
-  const begun = engine.step(engineStateOf(input.state), { type: "flush-begin", settings, model, branchMessages: branch });
+  const begun = engine.step(engineStateOf(input.state), { type: "flush-begin", settings, model, branchMessages: branch, ...(input.trigger ? { trigger: input.trigger } : {}) });
   const { capture } = engine.effectOf(begun, "summarize");
   const summaries = await input.summarize(capture.batches);
   const planned = engine.step(begun.state, {

@@ -40,6 +40,7 @@ export function formatTotals(t: FuzzTotals, ms: number): string {
     `compactions         ${t.compactions}`,
     `/tree moves         ${t.treeMoves}`,
     `cold re-plans       ${t.coldReplans}`,
+    `loop flushes        ${t.loopFlushes}`,
   ].join("\n");
 }
 

@@ -15,6 +15,8 @@ export interface SessionTotals {
   unspilled: number;
   /** Re-plans at a render because the cache was already lost. */
   coldReplans: number;
+  /** Flushes the in-loop trigger started (inside a tool loop, when it paid). */
+  loopFlushes: number;
 }
 
 export interface Violation {
@@ -32,7 +34,7 @@ export class FuzzViolation extends Error {
 }
 
 export function emptyTotals(): SessionTotals {
-  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, spillRecoveries: 0, unspilled: 0, coldReplans: 0 };
+  return { requests: 0, flushes: 0, refsOffered: 0, refsRecovered: 0, restarts: 0, faults: 0, compactions: 0, treeMoves: 0, spillRecoveries: 0, unspilled: 0, coldReplans: 0, loopFlushes: 0 };
 }
 
 export interface RunOptions {

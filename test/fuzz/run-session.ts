@@ -46,6 +46,8 @@ class Runner {
   seamPlaced = false;
   previousSeam: engine.PreviousSeam | undefined;
   tokensAtLastFlush = 0;
+  /** Where the last flush inside a loop ran (the in-loop trigger's spacing). */
+  lastLoopMark: engine.LoopFlushMark | undefined;
   lastRequestTokens = 0;
   summaryCache = new Map<string, BatchSummary>();
   /** The state or branch changed since refs were last checked. */
@@ -182,6 +184,7 @@ class Runner {
         summarizeWithFault(batches, { settings: this.settings, fault: fault === "spill-fail" ? "ok" : fault, requestTimes: this.requestTimes, ttlMs: engine.CACHE_TTL_MS, cache: this.summaryCache }),
       ...(this.settings.cache.discipline ? { discipline: this.facts() } : {}),
       spillPathFor: (sha) => `${SPILL_DIR}/${sha}.txt`,
+      ...(trigger === "loop" ? { trigger: "loop" as const } : {}),
     });
     this.totals.flushes++;
     if (fault === "spill-fail" && out.spills.length > 0) {
@@ -243,7 +246,18 @@ class Runner {
       tokensAtLastFlush: this.tokensAtLastFlush,
       contextWindow: this.script.contextWindow,
     });
-    if (fires) await this.flush("budget");
+    if (fires) {
+      this.lastLoopMark = engine.loopMarkOf(this.pi.context());
+      await this.flush("budget");
+    } else if (this.settings.enabled && engine.flushesActive(this.settings, this.model)) {
+      // Else the in-loop trigger, priced with the facts the live host hands it.
+      const mark = engine.loopFlushFires({ settings: this.settings, branch: this.pi.context(), state: this.state, facts: this.facts(), last: this.lastLoopMark });
+      if (mark) {
+        this.lastLoopMark = mark;
+        this.totals.loopFlushes++;
+        await this.flush("loop");
+      }
+    }
     if (step.flushAfter) await this.flush("manual");
   }
 

@@ -98,6 +98,19 @@ function failingCall(prng: Prng, paths: string[], n: number): ScriptedToolCall {
   }
 }
 
+/** Stats of a scenario before its steps: the sandbox's size. */
+export function sandboxStats(files: SandboxFiles): ScenarioStats {
+  const stats: ScenarioStats = { mainRequests: 0, toolSteps: 0, toolCalls: 0, failingCalls: 0, parallelSteps: 0, sandboxBytes: 0 };
+  for (const c of Object.values(files)) stats.sandboxBytes += c.length;
+  return stats;
+}
+
+/** The scenario of per-prompt steps: the flat script, its request count. */
+export function scenarioOf(seed: number, prompts: string[], stepsByPrompt: MainStep[][], files: SandboxFiles, stats: ScenarioStats): Scenario {
+  const steps = stepsByPrompt.flat();
+  return { seed, prompts, steps, stepsByPrompt, files, stats: { ...stats, mainRequests: steps.length } };
+}
+
 export function generateScenario(options: ScenarioOptions): Scenario {
   const prng = createPrng(options.seed);
   const [minSteps, maxSteps] = options.stepsPerPrompt ?? [5, 30];
@@ -108,8 +121,7 @@ export function generateScenario(options: ScenarioOptions): Scenario {
   const maxParallel = Math.max(2, options.maxParallel ?? 3);
   const files = generateSandbox({ prng, count: options.files ?? 12, minBytes, maxBytes });
   const paths = Object.keys(files).filter((p) => p !== "README.md");
-  const stats: ScenarioStats = { mainRequests: 0, toolSteps: 0, toolCalls: 0, failingCalls: 0, parallelSteps: 0, sandboxBytes: 0 };
-  for (const c of Object.values(files)) stats.sandboxBytes += c.length;
+  const stats = sandboxStats(files);
 
   const prompts: string[] = [];
   const stepsByPrompt: MainStep[][] = [];
@@ -141,7 +153,5 @@ export function generateScenario(options: ScenarioOptions): Scenario {
     });
     stepsByPrompt.push(steps);
   }
-  const steps = stepsByPrompt.flat();
-  stats.mainRequests = steps.length;
-  return { seed: options.seed, prompts, steps, stepsByPrompt, files, stats };
+  return scenarioOf(options.seed, prompts, stepsByPrompt, files, stats);
 }

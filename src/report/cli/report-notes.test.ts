@@ -24,6 +24,7 @@ function arm(name: string, ratio: number): ArmReport {
     flushes: 0,
     rewriting_flushes: 0,
     budget_flushes: 0,
+    loop_flushes: 0,
     summarizer_calls: 0,
     compactions: 0,
     compaction_cost: 0,

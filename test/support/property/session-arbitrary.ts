@@ -80,6 +80,16 @@ export const sessionSpec: fc.Arbitrary<SessionSpec> = fc.record({
   system: fc.record({ leading: fc.boolean(), patchesAfterStep: fc.array(fc.nat(20), { maxLength: 2 }) }),
 });
 
+/** A session whose current loop runs long (4–14 well-formed steps, then 1–2 more): in-loop flushes have old steps to prune. */
+export const longLoopSessionSpec: fc.Arbitrary<SessionSpec> = fc.record({
+  compacted: fc.boolean(),
+  keptSplitTurn: fc.array(stepSpec(true), { maxLength: 1 }),
+  cycles: fc.array(fc.record({ steps: fc.array(stepSpec(false), { maxLength: 4 }), answered: fc.integer({ min: 0, max: 4 }).map((n) => n > 0) }), { maxLength: 3 }),
+  loop: fc.array(stepSpec(true), { minLength: 4, maxLength: 14 }),
+  tail: fc.array(stepSpec(true), { minLength: 1, maxLength: 2 }),
+  system: fc.record({ leading: fc.boolean(), patchesAfterStep: fc.array(fc.nat(20), { maxLength: 2 }) }),
+});
+
 class Clock {
   t = 1_000;
   next(): number {

@@ -4,6 +4,8 @@
  * (`openai-responses`, `openai-codex-responses`, `openai-completions`), Google, and mixed
  * sessions. Prompts, tool loops of 5–25 steps, tool outputs from 200 characters to 24 KB of
  * code-like text, reasoning blocks, pauses between prompts (some longer than the cache lives).
+ * Long-loop sessions on request: loops of `stepsPerPrompt` steps whose first `earlyBigSteps`
+ * read large files.
  *
  * The recorded usage is computed the way the provider computes it, independently of the
  * replay under test:
@@ -49,6 +51,12 @@ export interface ProviderSessionOptions {
   prompts: number;
   /** Largest tool output, characters (default 24,000). */
   maxOutputChars?: number;
+  /** Steps per prompt, inclusive (default 5–25; the last one is the text answer). */
+  stepsPerPrompt?: [number, number];
+  /** A long-loop session: each prompt's first this-many steps read large files (`bigOutputChars`). */
+  earlyBigSteps?: number;
+  /** Size of those early reads, characters (default 16,000–40,000). */
+  bigOutputChars?: [number, number];
   dir?: string;
 }
 
@@ -194,7 +202,8 @@ export function generateProviderSession(options: ProviderSessionOptions): Provid
     // Pause before the prompt: mostly short, sometimes longer than the cache lives.
     clock += g.r() < 0.25 ? 11 * 60_000 + Math.floor(g.r() * 20 * 60_000) : 20_000 + Math.floor(g.r() * 240_000);
     sm.appendMessage({ role: "user", content: prose(g, logUniform(g, 40, 1500)), timestamp: clock });
-    const steps = 5 + Math.floor(g.r() * 21);
+    const [lo, hi] = options.stepsPerPrompt ?? [5, 25];
+    const steps = lo + Math.floor(g.r() * (hi - lo + 1));
     for (let s = 0; s < steps; s++) {
       const last = s === steps - 1;
       const calls = last ? 0 : 1 + (g.r() < 0.3 ? 1 : 0);
@@ -216,8 +225,10 @@ export function generateProviderSession(options: ProviderSessionOptions): Provid
       requests++;
       for (const id of ids) {
         clock += 200 + Math.floor(g.r() * 3000);
-        const big = g.r() < 0.5;
-        const text = big ? code(g, logUniform(g, 200, options.maxOutputChars ?? 24_000)) : prose(g, logUniform(g, 100, 3000));
+        const early = options.earlyBigSteps !== undefined && s < options.earlyBigSteps;
+        const [bigLo, bigHi] = options.bigOutputChars ?? [16_000, 40_000];
+        const big = early || g.r() < 0.5;
+        const text = early ? code(g, logUniform(g, bigLo, bigHi)) : big ? code(g, logUniform(g, 200, options.maxOutputChars ?? 24_000)) : prose(g, logUniform(g, 100, 3000));
         const result: ToolResultMessage = { role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text }], isError: g.r() < 0.08, timestamp: clock };
         sm.appendMessage(result);
       }
