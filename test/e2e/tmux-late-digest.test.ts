@@ -2,7 +2,8 @@
  * The late digest in a real terminal: interactive pi (the TUI) in tmux against the fake server,
  * the 110k-window threshold scenario with instant answers and 2 s summaries. The long tool loop
  * crosses Pi's threshold while the job runs; after the 1 s stall budget the user sees the notice
- * that a digest was applied in its place, and the loop goes on to its answer. Without tmux on
+ * that a digest was applied in its place, and the loop goes on to its answer. Flushes inside
+ * the loop are off (with them this loop stays under the threshold). Without tmux on
  * the machine the test is skipped with a printed notice.
  */
 import { afterAll, describe, expect, test } from "bun:test";
@@ -27,7 +28,14 @@ afterAll(async () => {
 describe.skipIf(!hasTmux)("a late job in a real terminal (tmux)", () => {
   test("the digest notice shows, the loop runs on to its answer", async () => {
     workspace = createPiWorkspace(sandboxFiles(FILES));
-    writeAgentConfig(workspace, { baseUrl: server!.baseUrl, model: THRESHOLD_SETUP.model, settings: THRESHOLD_SETUP.settings });
+    // Flushes inside the loop keep this loop under Pi's threshold (no compaction to wait for);
+    // turned off here so that the loop crosses it while the job runs.
+    writeAgentConfig(workspace, {
+      baseUrl: server!.baseUrl,
+      model: THRESHOLD_SETUP.model,
+      settings: THRESHOLD_SETUP.settings,
+      contextKeeper: { pruning: { loopFlush: { enabled: false } } },
+    });
     pi = startTmuxPi({
       session: `late-digest-e2e-${process.pid}`,
       workspace,
