@@ -6,6 +6,7 @@
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { JobSnapshot, ReadyCompaction } from "./job-reducer.ts";
+import type { RunSpendMeter } from "./run-spend.ts";
 import type { CompactionSettings, SessionEntry } from "./primitives.ts";
 
 export interface PrepareInput {
@@ -35,6 +36,12 @@ export interface RunOptions {
   ctx: ExtensionContext;
   model: Model<Api>;
   thinkingLevel: string;
+  /**
+   * Counts the run's summary calls (`run-spend.ts`): an adapter that makes its calls through
+   * `meter.wrap(streamFn)` has every one counted, also one stopped or never applied. Without
+   * it, a run's spend is the usage on its result, and a run that fails or is aborted counts nothing.
+   */
+  meter?: RunSpendMeter;
 }
 
 export interface AsyncCompactionAdapter<TPrepared, TResult> {

@@ -6,6 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { createFauxCore, fauxAssistantMessage } from "@earendil-works/pi-ai";
 import { compact, DEFAULT_COMPACTION_SETTINGS, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { createDefaultAdapter, type PiCompactFn } from "./default-adapter.ts";
+import { createRunSpendMeter } from "./run-spend.ts";
 import { piCompactionPrimitives } from "../host/compaction-runtime.ts";
 import { SessionBuilder } from "../../test/support/compaction/session-builder.ts";
 
@@ -48,6 +49,31 @@ describe("default adapter", () => {
     expect(result.summary).toContain("<modified-files>\nsrc/main.ts\n</modified-files>");
     expect(result.firstKeptEntryId).toBe(prepared!.firstKeptEntryId);
     expect(result.details).toMatchObject({ modifiedFiles: ["src/main.ts"] });
+  });
+
+  test("metered: both calls of a split turn go through Pi's model runtime and the meter, their usage summed as on the result", async () => {
+    const faux = createFauxCore({ models: [{ id: "faux-sum", contextWindow: 100_000 }] });
+    faux.setResponses([fauxAssistantMessage("## Goal\nSummarised by faux"), fauxAssistantMessage("turn prefix by faux")]);
+    const adapter = createDefaultAdapter({ compact, primitives: piCompactionPrimitives });
+    const sm = session();
+    const prepared = adapter.prepare({ branch: sm.getBranch(), settings: { ...DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: 1500 }, ctx: {} as ExtensionContext })!;
+    let runtimeCalls = 0;
+    const ctx = {
+      modelRegistry: {
+        getApiKeyAndHeaders: async () => ({ ok: true, apiKey: "k-123", headers: {} }),
+        streamSimple: (m: never, c: never, o: never) => {
+          runtimeCalls++;
+          return faux.streamSimple(m, c, o);
+        },
+      },
+    } as unknown as ExtensionContext;
+    const meter = createRunSpendMeter();
+    const out = await adapter.run(prepared, { ctx, model: faux.getModel() as never, signal: new AbortController().signal, thinkingLevel: "off", meter });
+    const result = adapter.toCompaction(out, prepared);
+    expect(runtimeCalls).toBe(2);
+    const usage = result.usage as { input: number; output: number; cacheRead: number; cacheWrite: number; cost: { total: number } };
+    expect(usage.input + usage.output).toBeGreaterThan(0);
+    expect(meter.spend()).toEqual({ calls: 2, inputTokens: usage.input + usage.cacheRead + usage.cacheWrite, outputTokens: usage.output, cost: usage.cost.total });
   });
 
   test("missing credentials fail the run", async () => {

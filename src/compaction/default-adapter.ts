@@ -6,7 +6,7 @@
  */
 import type { Api, Model } from "@earendil-works/pi-ai";
 import type { ExtensionContext, compact as piCompact } from "@earendil-works/pi-coding-agent";
-import type { ThinkingLevel } from "@earendil-works/pi-agent-core";
+import type { StreamFn, ThinkingLevel } from "@earendil-works/pi-agent-core";
 import type { AsyncCompactionAdapter } from "./adapter.ts";
 import { prepareCompaction } from "./prepare.ts";
 import { compactSplitInParallel, splitsInTwo } from "./split-parallel.ts";
@@ -37,10 +37,12 @@ export function createDefaultAdapter(options: DefaultAdapterOptions): AsyncCompa
     label: options.label ?? "async compaction",
     prepare: ({ branch, settings }) => prepareCompaction(branch, settings, options.primitives),
     createSnapshot: (prepared, context) => ({ ...context, firstKeptEntryId: prepared.firstKeptEntryId, promptVersion: DEFAULT_PROMPT_VERSION }),
-    run: async (prepared, { ctx, model, signal, thinkingLevel }) => {
+    run: async (prepared, { ctx, model, signal, thinkingLevel, meter }) => {
       const auth = await resolveAuth(ctx, model);
       const headers = auth.headers as Record<string, string> | undefined;
-      const call = (p: CompactionPreparation) => options.compact(p, model, auth.apiKey, headers, undefined, signal, thinkingLevel as ThinkingLevel, undefined, auth.env);
+      // Metered, the calls go through Pi's model runtime (the stream function Pi's own compaction uses), each one counted.
+      const streamFn: StreamFn | undefined = meter ? meter.wrap<StreamFn>((m, c, o) => ctx.modelRegistry.streamSimple(m, c as never, o)) : undefined;
+      const call = (p: CompactionPreparation) => options.compact(p, model, auth.apiKey, headers, undefined, signal, thinkingLevel as ThinkingLevel, streamFn, auth.env);
       // A split turn's two summaries are independent: ask for both at once (same text as Pi's).
       return splitsInTwo(prepared) ? compactSplitInParallel(prepared, call) : call(prepared);
     },

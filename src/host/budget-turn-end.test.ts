@@ -32,7 +32,7 @@ function fixture() {
     hasUI: true,
     ui: { notify: (t: string) => void notes.push(t), setStatus: () => {} },
     model: { provider: "anthropic", id: "claude-opus-4-5", api: "anthropic-messages" }, // `auto` strips old thinking
-    sessionManager: { getBranch: () => branch, buildSessionProjection: () => ({ messages: branch.map((e) => e.message) }), getSessionFile: () => undefined },
+    sessionManager: { getBranch: () => branch, getEntries: () => branch, buildSessionProjection: () => ({ messages: branch.map((e) => e.message) }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens, contextWindow: WINDOW, percent: (100 * tokens) / WINDOW }),
   } as unknown as ExtensionContext;
   const host = driveKeeper(pi as never, { now: () => 1_000_000 });

@@ -5,7 +5,8 @@
  * reading what the engine needs of the live session (`CompactionLive`), stepping the engine
  * (`src/engine/compaction/`) and performing the effects it returns: jobs prepared and run,
  * timers, `ctx.compact()`, appended entries, user messages, notices, the status line and the
- * lifecycle events. `hooks.ts` maps each Pi event to these handlers.
+ * lifecycle events. Each run gets a meter (`run-spend.ts`): what its summary calls cost goes to
+ * the engine when it ends, or at shutdown for a run still in flight. `hooks.ts` maps each Pi event to these handlers.
  */
 import type { ExtensionAPI, ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
 import type { AnyAsyncCompactionAdapter } from "../compaction/adapter.ts";
@@ -13,6 +14,7 @@ import { modelKeyOf, settingsKeyOf } from "../compaction/apply-gate.ts";
 import { DEFAULT_STALL_MS, DEFAULT_START_RATIO, DEFAULT_TIMEOUT_MS, DEFAULT_WAIT_MS } from "../compaction/config.ts";
 import type { JobSnapshot } from "../compaction/job-reducer.ts";
 import type { LifecycleListener } from "../compaction/lifecycle.ts";
+import { createRunSpendMeter, type RunSpend, type RunSpendMeter } from "../compaction/run-spend.ts";
 import type { AsyncCompactionHandle, RegisterAsyncCompactionOptions, Timers } from "../compaction/register-options.ts";
 import type { EngineEffect, EngineEvent, KeeperRenderInput, StepOutput } from "../engine/index.ts";
 import { compactionOutlookOf, type CompactionLive, type CompactionSetup, type StartRequest } from "../engine/index.ts";
@@ -70,6 +72,8 @@ export function say(ctx: ExtensionContext, message: string, type: "info" | "warn
 interface Run {
   prepared: unknown;
   abort: AbortController;
+  /** What the run's summary calls cost so far. */
+  meter: RunSpendMeter;
   ctx: ExtensionContext;
   model: NonNullable<ExtensionContext["model"]>;
   thinkingLevel: string;
@@ -263,7 +267,7 @@ export function createCompactionHost(o: CompactionHostOptions): CompactionPart {
         settingsKey: settingsKeyOf(settings),
       });
       job = { ...fields, jobId: newJobId(), adapterId: adapter.id, manual: request.manual, startedAt: now() };
-      runs.set(job.jobId, { prepared, abort: new AbortController(), ctx, model, thinkingLevel });
+      runs.set(job.jobId, { prepared, abort: new AbortController(), meter: createRunSpendMeter(), ctx, model, thinkingLevel });
     }
     run({ type: "compaction-started", setup, live: live(ctx), job, request }, ctx);
     // A job the engine did not take (busy) has no run.
@@ -274,16 +278,19 @@ export function createCompactionHost(o: CompactionHostOptions): CompactionPart {
     const r = runs.get(jobId);
     if (!r) return;
     Promise.resolve()
-      .then(() => adapter.run(r.prepared, { signal: r.abort.signal, ctx: r.ctx, model: r.model, thinkingLevel: r.thinkingLevel }))
+      .then(() => adapter.run(r.prepared, { signal: r.abort.signal, ctx: r.ctx, model: r.model, thinkingLevel: r.thinkingLevel, meter: r.meter }))
       .then(
         (output) => ({ result: adapter.toCompaction(output, r.prepared) }),
         (error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }),
       )
       .catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }))
       .then((outcome: { result?: ReturnType<AnyAsyncCompactionAdapter["toCompaction"]>; error?: string }) => {
+        // Dropped at shutdown (its spend so far recorded then): the session it belonged to is gone.
+        if (runs.get(jobId) !== r) return;
         runs.delete(jobId);
         const at = lastCtx;
-        run({ type: "compaction-settled", setup, live: at ? live(at) : undefined, now: now(), jobId, ...outcome }, at);
+        const spend = r.meter.spend();
+        run({ type: "compaction-settled", setup, live: at ? live(at) : undefined, now: now(), jobId, ...outcome, ...(spend ? { spend } : {}) }, at);
       });
   }
 
@@ -347,7 +354,14 @@ export function createCompactionHost(o: CompactionHostOptions): CompactionPart {
       cache_warming_decision: (e: { warmCost: number; missCost: number; continuationProbability: number; action: "warm" | "stop" }) =>
         cell.step({ type: "compaction-warming", decision: e }).warming ? { action: "stop" as const } : undefined,
       session_shutdown: (_e, ctx) => {
-        run({ type: "compaction-shutdown", setup, live: live(ctx) }, ctx);
+        // The runs not ended yet: what their calls cost so far is recorded now, while the session can still be written.
+        const inFlight: Record<string, RunSpend> = {};
+        for (const [jobId, r] of runs) {
+          const spend = r.meter.spend();
+          if (spend) inFlight[jobId] = spend;
+        }
+        run({ type: "compaction-shutdown", setup, live: live(ctx), inFlight }, ctx);
+        runs.clear();
         lastCtx = undefined;
       },
     },

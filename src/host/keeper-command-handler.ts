@@ -12,6 +12,7 @@ import type { KeeperSettings } from "../settings/schema.ts";
 import { helpText, parseKeeperCommand, type KeeperAction, type SaveTarget } from "../ui/keeper-command.ts";
 import { keeperCompletions, type CompletionItem } from "../ui/keeper-completions.ts";
 import { formatKeeperView, type KeeperStatusSection } from "../ui/keeper-view.ts";
+import { unappliedSpendOf } from "../compaction/spend-entry.ts";
 import { flushOutcomeLine, formatStats, formatThinkingPolicy, nothingToFlush, type FlushReportView } from "../ui/pruning-view.ts";
 import { contextMessagesOf, modelIdentity } from "./session-view.ts";
 import type { SessionSettings } from "./session-settings.ts";
@@ -188,7 +189,7 @@ export function createKeeperCommand(deps: KeeperCommandDeps) {
         return;
       }
       case "stats":
-        deps.report(ctx, formatStats(deps.pruning.state(), deps.pruning.lastReport(), { thinkingStrip: thinkingStripOn(settings, ctx), prunedTokens: deps.prunedTokens() }).join("\n"), "info");
+        deps.report(ctx, formatStats(deps.pruning.state(), deps.pruning.lastReport(), { thinkingStrip: thinkingStripOn(settings, ctx), prunedTokens: deps.prunedTokens(), unappliedCompaction: unappliedSpendOf(ctx.sessionManager.getEntries()) }).join("\n"), "info");
         return;
       case "now": {
         if (!settings.enabled || (!settings.pruning.enabled && !thinkingStripOn(settings, ctx))) {

@@ -38,6 +38,8 @@ export function armReport({ arm, r, totals, bare, bareCompactions = 0, main }: A
   const rates = ratesAt(main.prices.rates, 0);
   const usdSummarizer = totals.summarizerUsd ?? (totals.summarizer.inputTokens * rates.input + totals.summarizer.outputTokens * rates.output) / 1e6;
   const usdInput = dollars(r, false);
+  // Pi's compactions, and on a keeper recording the background summaries the keeper never applied.
+  const usdCompaction = (totals.compactions?.usd ?? 0) + (totals.unappliedCompactionUsd ?? 0);
   return {
     name: arm.name,
     description: arm.description,
@@ -65,8 +67,8 @@ export function armReport({ arm, r, totals, bare, bareCompactions = 0, main }: A
     compaction_cost: compaction,
     usd_input: usdInput,
     usd_summarizer: usdSummarizer,
-    usd_compaction: totals.compactions?.usd ?? 0,
-    usd_total: usdInput + usdSummarizer + (totals.compactions?.usd ?? 0) + (dollars(r, true) - usdInput),
+    usd_compaction: usdCompaction,
+    usd_total: usdInput + usdSummarizer + usdCompaction + (dollars(r, true) - usdInput),
   };
 }
 /** The session model's reference (the most used model's first request). */

@@ -29,6 +29,8 @@ export interface ArmRunTotals {
   summarizerUsd?: number;
   /** Pi's compactions the arm paid for (its summary requests); absent: none. */
   compactions?: CompactionTotals;
+  /** A keeper recording's background compaction summaries the keeper never applied, as their entries record them (dollars). */
+  unappliedCompactionUsd?: number;
 }
 
 /** Pi's compactions in an arm: their summary requests, priced at the request model's rates. */

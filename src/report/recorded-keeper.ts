@@ -74,7 +74,8 @@ function branchTo(leafId: string | null, byId: ReadonlyMap<string, BranchEntry>)
 
 /**
  * `outputPrice`: the session model's output price over its input price, for the summarizer's
- * billed units; `summarizerUsd`: what the recording's entries say the summarizer cost.
+ * billed units; `summarizerUsd`: what the recording's entries say the summarizer cost;
+ * `unappliedCompactionUsd`: what they say the background summaries never applied cost.
  */
 /**
  * The branch as the request stamped `sentAt` saw it: every entry but the keeper's written after
@@ -86,7 +87,7 @@ export function entriesSeenAt<T extends BranchEntry>(branch: readonly T[], sentA
   return branch.filter((e, i) => !isKeeperEntry(e) || !(Date.parse(e.timestamp ?? "") > sentAt) || (i > lastMessage && isColdReplan(e, sentAt)));
 }
 
-export function recordedKeeperRun(recording: ReadRecording, options: { outputPrice?: number; summarizerUsd?: number; settings?: KeeperSettings } = {}): ArmRun {
+export function recordedKeeperRun(recording: ReadRecording, options: { outputPrice?: number; summarizerUsd?: number; unappliedCompactionUsd?: number; settings?: KeeperSettings } = {}): ArmRun {
   const settings = options.settings ?? DEFAULT_SETTINGS;
   const outputPrice = options.outputPrice ?? 5;
   const entries = recording.points.entries as unknown as BranchEntry[];
@@ -147,6 +148,11 @@ export function recordedKeeperRun(recording: ReadRecording, options: { outputPri
       engine = step(out.state, { type: "request-built" }).state;
       return out.request?.body ?? body;
     },
-    totals: (): ArmRunTotals => ({ flushes, summarizer, ...(options.summarizerUsd !== undefined ? { summarizerUsd: options.summarizerUsd } : {}) }),
+    totals: (): ArmRunTotals => ({
+      flushes,
+      summarizer,
+      ...(options.summarizerUsd !== undefined ? { summarizerUsd: options.summarizerUsd } : {}),
+      ...(options.unappliedCompactionUsd ? { unappliedCompactionUsd: options.unappliedCompactionUsd } : {}),
+    }),
   };
 }

@@ -8,7 +8,13 @@
  * The keeper's summarizer calls are not session messages; their dollars are in the cumulative
  * stats of its flush entries (`summarizerCost`). A session with branches holds one running
  * total per branch: the largest is taken (what the longest branch paid).
+ *
+ * Its background compaction summaries: an applied one's usage is on Pi's compaction entry (the
+ * recorded arm is charged it, `pi-compaction-arm.ts`); one never applied has a spend entry of
+ * its own (`src/compaction/spend-entry.ts`), each counted once wherever it is in the file.
  */
+
+import { unappliedSpendOf, type UnappliedSpend } from "../compaction/spend-entry.ts";
 
 export const KEEPER_ENTRY_PREFIX = "context-keeper/";
 
@@ -18,6 +24,8 @@ export interface KeeperRecording {
   keeperEntries: number;
   /** Summarizer dollars the keeper's entries recorded (0 under the default extractive summaries). */
   summarizerUsd: number;
+  /** The keeper's background compaction summaries it never applied: their calls, tokens and dollars. */
+  unappliedCompaction: UnappliedSpend;
 }
 
 export function keeperRecordingOf(entries: ReadonlyArray<Record<string, unknown>>): KeeperRecording {
@@ -31,5 +39,5 @@ export function keeperRecordingOf(entries: ReadonlyArray<Record<string, unknown>
     const cost = e.customType === `${KEEPER_ENTRY_PREFIX}stats` ? data?.summarizerCost : data?.stats?.summarizerCost;
     if (typeof cost === "number" && Number.isFinite(cost) && cost > summarizerUsd) summarizerUsd = cost;
   }
-  return { recordedWith: keeperEntries > 0 ? "keeper" : "bare", keeperEntries, summarizerUsd };
+  return { recordedWith: keeperEntries > 0 ? "keeper" : "bare", keeperEntries, summarizerUsd, unappliedCompaction: unappliedSpendOf(entries) };
 }

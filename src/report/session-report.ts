@@ -236,7 +236,7 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
     // A keeper recording's keeper arm is what it sent, rebuilt from its entries; every other arm is simulated.
     const started =
       recordedArm === "keeper" && arm.name === "keeper"
-        ? recordedKeeperRun(recorded, { summarizerUsd: recording.summarizerUsd, ...(outputPrice !== undefined ? { outputPrice } : {}) })
+        ? recordedKeeperRun(recorded, { summarizerUsd: recording.summarizerUsd, unappliedCompactionUsd: recording.unappliedCompaction.cost, ...(outputPrice !== undefined ? { outputPrice } : {}) })
         : arm.start({ summaries: options.summaries, ...(options.contextWindow ? { contextWindow: options.contextWindow } : {}), ...(outputPrice !== undefined ? { outputPrice } : {}) });
     // The arm the session was recorded with compacted where the recording shows (it runs first); every other one where its own context passes Pi's threshold.
     const run = withPiCompaction(started, {
@@ -304,7 +304,8 @@ export function reportSession(options: ReportSessionOptions): SessionRun {
   // history changed (where the replay of what was sent diverges from the request before).
   const rewritten = new Set(first ? first.requests.filter((q, i) => first!.analysis[i]?.divergence !== undefined).map((q) => q.entryId) : []);
   const drops = recorded.points.points.reduce((t, p) => tallyReasoningDrop(t, p.assistant, { rewritten: rewritten.has(p.entryId) }), emptyReasoningDropTally());
-  const paid = perRequest.paid.reduce((n, x) => n + x, 0) + (recordedArm === "keeper" ? recording.summarizerUsd : 0);
+  // A keeper recording: also its summarizer's calls and the background compaction summaries it never applied (their entries).
+  const paid = perRequest.paid.reduce((n, x) => n + x, 0) + (recordedArm === "keeper" ? recording.summarizerUsd + recording.unappliedCompaction.cost : 0);
   const bareUsd = reports.bare?.usd_total ?? 0;
   const keeperUsd = reports.keeper?.usd_total ?? null;
   const counterfactual = recordedArm === "keeper" ? bareUsd : keeperUsd;

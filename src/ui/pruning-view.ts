@@ -1,5 +1,6 @@
 /** Pure text for `/keeper stats`, `/keeper now` and the pruning part of `/keeper`. */
 import type { FlushDecision } from "../flush/plan.ts";
+import type { UnappliedSpend } from "../compaction/spend-entry.ts";
 import type { KeeperState } from "../state/schema.ts";
 import type { ThinkingPolicyDecision } from "../thinking/index.ts";
 import { formatDollars, formatTokenCount } from "./status-line.ts";
@@ -22,6 +23,8 @@ export interface StatsViewOptions {
    * and `/keeper`'s "now:" figure (status-runtime.ts). Absent: the line is left out.
    */
   prunedTokens?: number;
+  /** The session's background compaction summaries that were never applied (their entries): the line is left out when there are none. */
+  unappliedCompaction?: UnappliedSpend;
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
@@ -52,6 +55,7 @@ export function formatStats(state: KeeperState, last: FlushReportView | undefine
     `tool outputs replaced by summaries: ${s.stubbedResults} · failed calls whose arguments were removed: ${s.purgedErrors} · finished tool chains collapsed: ${s.compressedChains}`,
     summaryCallsLine(s),
   );
+  if (options.unappliedCompaction && options.unappliedCompaction.calls > 0) lines.push(unappliedCompactionLine(options.unappliedCompaction));
   if (options.thinkingStrip) {
     const boundary = state.frontier.thinkingStripBoundaryTimestamp;
     lines.push(`thinking removed from answers before: ${boundary === undefined ? "nothing yet (the first flush sets the point)" : `${new Date(boundary).toISOString().replace("T", " ").slice(0, 19)} UTC`}`);
@@ -65,6 +69,16 @@ function summaryCallsLine(s: KeeperState["stats"]): string {
   return (
     `summary calls to a model: ${int(s.summarizerInputTokens)} input + ${int(s.summarizerOutputTokens)} output tokens, ${formatDollars(s.summarizerCost)} ` +
     "(calls stopped early, e.g. at shutdown, included; not in Pi's $ footer: Pi gives extensions no way to add to it, the status line shows it)"
+  );
+}
+
+/** What the background summaries never applied cost: in "you paid" of the report, and in no figure of Pi's. */
+export function unappliedCompactionLine(u: UnappliedSpend): string {
+  return (
+    `compaction summaries made in the background and never applied: ${u.jobs} (${plural(u.calls, "call")}), ` +
+    `${int(u.inputTokens)} input + ${int(u.outputTokens)} output tokens, ${formatDollars(u.cost)}` +
+    `${u.estimated ? " (part estimated: calls stopped before the provider reported usage)" : ""} ` +
+    "(replaced, made out of date or still waiting at the end of a session; an applied one is in Pi's $ footer)"
   );
 }
 

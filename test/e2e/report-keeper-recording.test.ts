@@ -6,7 +6,12 @@
  * Every figure is computed two ways:
  * - "you paid": the report's dollars from the session file's usage = the fake server's bill
  *   for the same requests, priced from its wire usage (`wireDollars`) — for bare Pi with its
- *   compaction's summary requests, whose usage Pi records on the compaction entry;
+ *   compaction's summary requests, whose usage Pi records on the compaction entry; for the
+ *   keeper with its summarizer's calls and every background compaction summary request it made
+ *   (an applied one's usage is on Pi's compaction entry, one never applied on its spend entry);
+ * - on the fourth script (the second with the keeper's background summaries started early, one
+ *   made and never applied) `/keeper stats`, asked in a second pi process on the session, gives
+ *   the dollars the server billed for those requests;
  * - the keeper arm's replay of a keeper recording — rebuilt from the keeper's entries — calibrated
  *   against that recording (its estimator fitted to the recorded usage, within 10%), also when the
  *   keeper ran with model summaries, which land while later requests are in flight;
@@ -29,7 +34,9 @@ import type { SessionEntry } from "../../src/compaction/primitives.ts";
 import { initialPiCompactionSim, PI_COMPACTION_DEFAULTS, stepPiCompaction, type SimulatedCompaction } from "../../src/report/pi-compaction.ts";
 import { piReplayPrimitives } from "../../src/report/pi-session-contexts.ts";
 import { readRecording } from "../../src/report/replay.ts";
+import { keeperRecordingOf } from "../../src/report/recorded-with.ts";
 import { moneyLine } from "../../src/report/table.ts";
+import { formatDollars } from "../../src/ui/status-line.ts";
 import { lastUserText, PI_SUMMARIZATION_PROMPT_START, systemText } from "../support/fake-anthropic/classify.ts";
 import { defaultSideRouter } from "../support/fake-anthropic/server.ts";
 import type { RecordedRequest, SideRouter } from "../support/fake-anthropic/types.ts";
@@ -64,17 +71,24 @@ const modelSummaries: SideRouter = (ctx) => {
 };
 
 describe("the report on keeper recordings, against the fake server's bill", () => {
-  const runs: Array<{ scenario: Scenario; contextKeeper?: Record<string, unknown>; sideRouter?: SideRouter; label: string }> = [
+  const runs: Array<{ scenario: Scenario; contextKeeper?: Record<string, unknown>; sideRouter?: SideRouter; env?: Record<string, string>; label: string }> = [
     { label: "defaults", scenario: generateScenario({ seed: 31, prompts: 4, stepsPerPrompt: [6, 10], files: 8, fileBytes: [2048, 24576] }) },
     // Bare Pi compacts; the keeper stays under Pi's threshold: the report simulates bare Pi's compaction.
     { label: "defaults, bare Pi compacts", scenario: generateScenario({ seed: 47, prompts: 5, stepsPerPrompt: [8, 14], files: 10, fileBytes: [4096, 40960] }) },
     // Model summaries land while the next request is in flight: the replay must follow the recording, not simulate.
     { label: 'summarizer.mode "model"', scenario: generateScenario({ seed: 53, prompts: 4, stepsPerPrompt: [6, 10], files: 8, fileBytes: [2048, 24576] }), contextKeeper: { summarizer: { mode: "model" } }, sideRouter: modelSummaries },
+    // The second script with the keeper's background summaries started early (12% of the window; its context peaks at 49k of 200k): one is
+    // made, waits for a need that never comes, and is never applied (cancelled at shutdown).
+    {
+      label: "background summaries never applied",
+      scenario: generateScenario({ seed: 47, prompts: 5, stepsPerPrompt: [8, 14], files: 10, fileBytes: [4096, 40960] }),
+      env: { PI_ASYNC_PREFIX_COMPACTION_START_RATIO: "0.12" },
+    },
   ];
-  for (const { scenario, contextKeeper, sideRouter, label } of runs) {
+  for (const { scenario, contextKeeper, sideRouter, env, label } of runs) {
     test(`seed ${scenario.seed} (${label}): you paid = the wire bill; calibrated within 10%; the counterfactual within 10% of the other run's bill`, async () => {
       const bare = await recordRun("bare", { scenario });
-      const keeper = await recordRun("keeper", { scenario, ...(contextKeeper ? { contextKeeper } : {}), ...(sideRouter ? { sideRouter } : {}) });
+      const keeper = await recordRun("keeper", { scenario, ...(contextKeeper ? { contextKeeper } : {}), ...(sideRouter ? { sideRouter } : {}), ...(env ? { env, resumeWith: ["/keeper stats"] } : {}) });
       expect([bare.failed, keeper.failed]).toEqual([0, 0]);
       expect(keeper.main.length).toBe(bare.main.length);
       const onKeeper = report("keeper.jsonl", keeper);
@@ -83,11 +97,12 @@ describe("the report on keeper recordings, against the fake server's bill", () =
       const isCompaction = (r: RecordedRequest) => systemText(r.body).includes(PI_SUMMARIZATION_PROMPT_START);
       const summarizerCalls = keeper.side.filter((r) => !isCompaction(r));
       expect(summarizerCalls.length > 0).toBe(sideRouter !== undefined);
-      const billKeeper = wireDollars(keeper.main) + wireDollars(summarizerCalls);
+      // The keeper's bill: its requests, its summarizer's calls and its background compaction summaries, applied (on Pi's compaction entry) or not (its spend entries).
+      const backgroundSummaries = wireDollars(keeper.side.filter(isCompaction));
+      const billKeeper = wireDollars(keeper.main) + wireDollars(summarizerCalls) + backgroundSummaries;
       // Bare Pi's bill: its requests and its compaction's summary requests (recorded on the compaction entry).
       const billBare = wireDollars(bare.main) + wireDollars(bare.side.filter(isCompaction));
-      // The keeper's background compaction requests whose summary it never applied are on no entry: not in "you paid" (left out of its bill here).
-      const unrecorded = wireDollars(keeper.side.filter(isCompaction));
+      const unapplied = keeperRecordingOf(keeper.text.trimEnd().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>)).unappliedCompaction;
 
       expect(onKeeper.recorded_with).toBe("keeper");
       expect(onBare.recorded_with).toBe("bare");
@@ -122,6 +137,20 @@ describe("the report on keeper recordings, against the fake server's bill", () =
       // other settings (model summaries).
       if (!contextKeeper) expect(gap(onBare.money.keeper_usd!, billKeeper)).toBeLessThan(0.2);
 
+      if (env) {
+        // Made and never applied: the keeper compacted nothing, and every background summary request is in its spend entries, at the server's price.
+        expect(recordedCompactions(keeper)).toHaveLength(0);
+        expect(backgroundSummaries).toBeGreaterThan(0);
+        expect(unapplied.estimated).toBe(false);
+        expect(unapplied.cost).toBeCloseTo(backgroundSummaries, 9);
+        expect(unapplied.calls).toBe(keeper.side.filter(isCompaction).length);
+        // /keeper stats on the session (a second pi process, no request): the same dollars.
+        expect(keeper.resumed!.requests).toBe(0);
+        const stats = keeper.resumed!.notifications.map((n) => n.message).find((m) => m.includes("never applied"));
+        expect(stats).toContain(`never applied: ${unapplied.jobs} (${unapplied.calls} call${unapplied.calls === 1 ? "" : "s"})`);
+        expect(stats).toContain(formatDollars(backgroundSummaries));
+      }
+
       const line = moneyLine(onKeeper);
       expect(line).toMatch(/^you paid \$\d+\.\d\d \(recorded with the keeper\); without the keeper ≈ \$\d+\.\d\d \(≈ \$\d+\.\d\d saved, \d+%\)$/);
       console.log(
@@ -130,7 +159,7 @@ describe("the report on keeper recordings, against the fake server's bill", () =
           `${pct(onKeeper.calibration.total_error_cross_validated ?? Number.NaN)} cross-validated), without the keeper ≈ $${onKeeper.money.bare_usd.toFixed(4)} (${pct(gap(onKeeper.money.bare_usd, billBare))} from the bare bill); ` +
           `on the bare recording: calibration ${pct(onBare.calibration.total_error)}, with the keeper ≈ $${onBare.money.keeper_usd!.toFixed(4)} (${pct(gap(onBare.money.keeper_usd!, billKeeper))} from the keeper bill); ` +
           `compactions: bare run ${bareCompactions.length} ($${wireDollars(bare.side.filter(isCompaction)).toFixed(4)}), bare arm on the keeper recording ${onKeeper.arms.bare!.compactions} ($${onKeeper.arms.bare!.usd_compaction.toFixed(4)}); ` +
-          `keeper's unapplied background compaction requests $${unrecorded.toFixed(4)}`,
+          `keeper's background compaction requests $${backgroundSummaries.toFixed(4)} (never applied: ${unapplied.jobs} summaries, ${unapplied.calls} calls, $${unapplied.cost.toFixed(4)})`,
       );
     }, 300_000);
   }

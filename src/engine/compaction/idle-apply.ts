@@ -9,7 +9,8 @@ import type { ReadyCompaction } from "../../compaction/job-reducer.ts";
 import { type LateHandoff, upgradedSummary } from "../../compaction/late-digest.ts";
 import { UPGRADE_ENTRY_TYPE, type UpgradeEntry } from "../../compaction/late-digest-entry.ts";
 import { shouldAbortAndCompact } from "../../compaction/threshold-decision.ts";
-import { clearSettle, dispatch, emit, endLateRun, enter, readyJob, roomFacts, SETTLE_TIMER, type StepContext } from "./job.ts";
+import { runSpendOfUsage, type RunSpend } from "../../compaction/run-spend.ts";
+import { clearSettle, dispatch, emit, endedReason, endLateRun, enter, holdSpend, readyJob, recordSpend, roomFacts, SETTLE_TIMER, type StepContext } from "./job.ts";
 import { confirmDraft, isSafeIdle, persistReady, requestCompact } from "./ready.ts";
 import { armCold, readyIsDue, reportWaiting } from "./need.ts";
 import type { CompactionLive } from "./types.ts";
@@ -19,21 +20,38 @@ export interface Settled {
   result?: ReadyCompaction;
   error?: string;
   now: number;
+  /** What the run's summary calls cost (metered); absent: the usage on its result, if any. */
+  spend?: RunSpend;
 }
 
-/** A run ended: the job is ready (or failed), or a late job's summary came for its upgrade. */
+/**
+ * A run ended: the job is ready (or failed), or a late job's summary came for its upgrade.
+ * What its calls cost is held with a ready job (applied, Pi's compaction entry carries it) and
+ * recorded at once otherwise: a failed run, a job no longer current, a late job's upgrade.
+ */
 export function settled(cx: StepContext, live: CompactionLive | undefined, s: Settled): void {
+  const spend = s.spend ?? runSpendOfUsage(s.result?.usage);
   const empty = s.result !== undefined && (typeof s.result.summary !== "string" || s.result.summary.trim() === "");
   const error = empty ? "adapter returned an empty summary" : s.error;
   if (s.result && !empty) {
     const late = endLateRun(cx, s.jobId);
-    if (late) lateResult(cx, live, s.jobId, s.result, late);
-    else if (dispatch(cx, { type: "settled_ok", jobId: s.jobId, result: s.result })) jobReady(cx, live, s.jobId, s.now);
+    if (late) {
+      recordSpend(cx, s.jobId, "late", spend);
+      lateResult(cx, live, s.jobId, s.result, late);
+    } else if (dispatch(cx, { type: "settled_ok", jobId: s.jobId, result: s.result })) {
+      holdSpend(cx, s.jobId, spend);
+      jobReady(cx, live, s.jobId, s.now);
+    } else recordSpend(cx, s.jobId, endedReason(cx, s.jobId), spend);
     return;
   }
   const message = error ?? "the run ended without a result";
-  if (endLateRun(cx, s.jobId)) emit(cx, { kind: "diagnostic", message: `late job ${s.jobId} failed: ${message}; its digest stays` });
-  else dispatch(cx, { type: "settled_error", jobId: s.jobId, error: message });
+  if (endLateRun(cx, s.jobId)) {
+    emit(cx, { kind: "diagnostic", message: `late job ${s.jobId} failed: ${message}; its digest stays` });
+    recordSpend(cx, s.jobId, "late", spend);
+  } else {
+    dispatch(cx, { type: "settled_error", jobId: s.jobId, error: message });
+    recordSpend(cx, s.jobId, endedReason(cx, s.jobId), spend);
+  }
 }
 
 /**

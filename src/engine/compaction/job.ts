@@ -10,6 +10,8 @@ import type { CompactionOutlook } from "../../compaction/cooperation.ts";
 import { canStart, type InvalidationReason, type JobEvent, type JobSnapshot, jobReducer } from "../../compaction/job-reducer.ts";
 import type { LateHandoff } from "../../compaction/late-digest.ts";
 import type { LifecycleEvent } from "../../compaction/lifecycle.ts";
+import type { RunSpend } from "../../compaction/run-spend.ts";
+import { SPEND_ENTRY_TYPE, spendEntryData } from "../../compaction/spend-entry.ts";
 import { budgetFollowsOutput, type RoomInput } from "../../compaction/threshold-decision.ts";
 import type { EngineState } from "../session.ts";
 import type { CompactionEffect, CompactionLive, CompactionSetup, CompactionState, ReadyJob, SentContext } from "./types.ts";
@@ -56,6 +58,7 @@ export function dispatch(cx: StepContext, event: JobEvent): boolean {
   if (waiting !== undefined && !(after.kind === "pending" && after.job.jobId === waiting)) cx.effects.push({ kind: "compaction-wake", jobId: waiting });
   if (event.type === "superseded" && before.kind === "ready") stopRun(cx, true);
   const reason = after.kind === "stale" ? after.reason : event.type === "superseded" ? ("superseded" as const) : undefined;
+  if (before.kind === "ready" && !(after.kind === "ready" && after.job.jobId === before.job.jobId)) leftReady(cx, before, event.type === "applied", reason ?? (after.kind === "failed" ? "failed" : event.type));
   emit(cx, {
     kind: "transition",
     jobId: after.kind === "idle" ? jobId : after.job.jobId,
@@ -67,6 +70,41 @@ export function dispatch(cx: StepContext, event: JobEvent): boolean {
   });
   syncStatus(cx);
   return true;
+}
+
+/**
+ * The ready job left ready: applied, its spend is on Pi's compaction entry (when the result
+ * carries usage for Pi to record); any other way, its summary was never applied and its held
+ * spend is recorded now.
+ */
+function leftReady(cx: StepContext, ready: ReadyJob, applied: boolean, reason: string): void {
+  const jobId = ready.job.jobId;
+  const held = cx.state.heldSpend[jobId];
+  if (!held) return;
+  const { [jobId]: _left, ...rest } = cx.state.heldSpend;
+  cx.state = { ...cx.state, heldSpend: rest };
+  if (applied && ready.result.usage !== undefined && ready.result.usage !== null) return;
+  recordSpend(cx, jobId, applied ? "applied without usage" : reason, held);
+}
+
+/** Hold the ready job's spend until it is applied or leaves ready another way. */
+export function holdSpend(cx: StepContext, jobId: string, spend: RunSpend | undefined): void {
+  if (!spend) return;
+  cx.state = { ...cx.state, heldSpend: { ...cx.state.heldSpend, [jobId]: spend } };
+}
+
+/** Record what a job's summary calls cost, its summary not applied: one spend entry (`spend-entry.ts`). */
+export function recordSpend(cx: StepContext, jobId: string, reason: string, spend: RunSpend | undefined): void {
+  if (!spend || spend.calls === 0) return;
+  cx.effects.push({ kind: "append", entries: [{ customType: SPEND_ENTRY_TYPE, data: spendEntryData(jobId, reason, spend) }] });
+}
+
+/** Why job `jobId`, no longer the current job or never ready, ended without being applied. */
+export function endedReason(cx: StepContext, jobId: string): string {
+  const s = cx.state.job;
+  if (s.kind === "stale" && s.job.jobId === jobId) return s.reason;
+  if (s.kind === "failed" && s.job.jobId === jobId) return "failed";
+  return "cancelled";
 }
 
 /** Stale the current pending/ready job (no-op otherwise). */

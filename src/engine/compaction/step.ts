@@ -47,7 +47,7 @@ export function compactionStep(state: EngineState, event: CompactionEvent): Comp
   } else {
     switch (event.type) {
       case "compaction-shutdown":
-        sessionShutdown(cx, event.live);
+        sessionShutdown(cx, event.live, event.inFlight ?? {});
         break;
       case "compaction-before-compact":
         // The wait it asked for ended: the same hook goes on (the gate was passed before it).
@@ -61,7 +61,7 @@ export function compactionStep(state: EngineState, event: CompactionEvent): Comp
         started(cx, event.job, event.request);
         break;
       case "compaction-settled":
-        settled(cx, event.live, { jobId: event.jobId, now: event.now, ...(event.result ? { result: event.result } : {}), ...(event.error !== undefined ? { error: event.error } : {}) });
+        settled(cx, event.live, { jobId: event.jobId, now: event.now, ...(event.result ? { result: event.result } : {}), ...(event.error !== undefined ? { error: event.error } : {}), ...(event.spend ? { spend: event.spend } : {}) });
         break;
       case "compaction-timer":
         timerFired(cx, event.live, event.key);

@@ -15,6 +15,7 @@ import type { AgentMessage, CompactionPreparation, CompactionSettings, PiCompact
 import type { KeeperSettings } from "../../settings/schema.ts";
 import type { ModelIdentityInput } from "../config.ts";
 import type { PersistEntry } from "../flush.ts";
+import type { RunSpend } from "../../compaction/run-spend.ts";
 
 export interface CompactionState {
   job: JobState;
@@ -48,6 +49,12 @@ export interface CompactionState {
   late: Record<string, LateHandoff>;
   /** The status line's text as last shown. */
   status: string | undefined;
+  /**
+   * What the ready job's summary calls cost (`run-spend.ts`), by job id, held while it waits:
+   * applied, Pi's compaction entry carries it; leaving ready any other way, it is recorded in a
+   * spend entry (`spend-entry.ts`).
+   */
+  heldSpend: Record<string, RunSpend>;
 }
 
 export function initialCompactionState(): CompactionState {
@@ -68,6 +75,7 @@ export function initialCompactionState(): CompactionState {
     settle: undefined,
     late: {},
     status: undefined,
+    heldSpend: {},
   };
 }
 
@@ -120,7 +128,8 @@ interface Step {
 /** Async compaction's events (a Pi event, a timer, or the outcome of an effect). */
 export type CompactionEvent =
   | ({ type: "compaction-session-start" } & Step)
-  | ({ type: "compaction-shutdown" } & Step)
+  /** `inFlight`: the runs not ended yet, with what their summary calls cost so far (`run-spend.ts`); none of them is heard of again. */
+  | ({ type: "compaction-shutdown"; inFlight?: Record<string, RunSpend> } & Step)
   | ({ type: "compaction-turn-end"; outcome: string; entries: readonly { type: string }[] } & Step)
   | ({ type: "compaction-agent-end" } & Step)
   | ({ type: "compaction-model-select"; modelKey: string } & Step)
@@ -134,8 +143,11 @@ export type CompactionEvent =
   | ({ type: "compaction-command" } & Step)
   /** The host prepared a job a `compaction-start` effect asked for (`job` absent: nothing to compact). */
   | ({ type: "compaction-started"; job: JobSnapshot | undefined; request: StartRequest } & Step)
-  /** A background run ended (a result in Pi's shape, or why not); `live` from the last context seen, if any. */
-  | { type: "compaction-settled"; setup: CompactionSetup; live: CompactionLive | undefined; now: number; jobId: string; result?: ReadyCompaction; error?: string }
+  /**
+   * A background run ended (a result in Pi's shape, or why not); `live` from the last context
+   * seen, if any; `spend`: what its summary calls cost, when the run was metered (`run-spend.ts`).
+   */
+  | { type: "compaction-settled"; setup: CompactionSetup; live: CompactionLive | undefined; now: number; jobId: string; result?: ReadyCompaction; error?: string; spend?: RunSpend }
   /** A timer the engine set fired. */
   | ({ type: "compaction-timer"; key: string } & Step)
   /** `ctx.compact()` reported an error. */
@@ -162,7 +174,7 @@ export type CompactionEffect =
   | { kind: "timer-clear"; key: string }
   /** `ctx.compact()`; on its error step `compaction-request-failed`. */
   | { kind: "compaction-request"; jobId: string; path: ApplyPath }
-  /** Append these custom entries, in order (the ready summary). */
+  /** Append these custom entries, in order (the ready summary; what an unapplied summary's calls cost). */
   | { kind: "append"; entries: readonly PersistEntry[] }
   /** Append the late job's upgrade entry, then step `compaction-upgrade-written`. */
   | { kind: "compaction-upgrade"; jobId: string; customType: string; data: unknown }

@@ -58,7 +58,7 @@ export function runtime(session: Session) {
     ui: { notify: (t: string) => void notes.push(t), setStatus: (key: string, t: string | undefined) => key === STATUS_LINE_KEY && statuses.push(t) },
     model: { provider: "anthropic", id: "claude-sonnet-4-5", api: "anthropic-messages" },
     modelRegistry: { getAvailable: () => [] },
-    sessionManager: { getBranch: branch, buildSessionProjection: () => ({ messages: messages() }), getSessionFile: () => undefined },
+    sessionManager: { getBranch: branch, getEntries: branch, buildSessionProjection: () => ({ messages: messages() }), getSessionFile: () => undefined },
     getContextUsage: () => ({ tokens: session.compacted ? null : 10_000, contextWindow: 200_000, percent: session.compacted ? null : 5 }),
   } as unknown as ExtensionCommandContext;
   const host = driveKeeper(pi as never, { now: () => 1_000_000 });

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { RecordedRequest, SideRouter } from "../fake-anthropic/types.ts";
-import { createPiWorkspace, runPi, type FakeModelConfig } from "../pi-runner.ts";
+import { createPiWorkspace, runPi, type FakeModelConfig, type RpcRecord, type RpcStep } from "../pi-runner.ts";
 import type { Scenario } from "../scenario.ts";
 
 export interface RecordedRun {
@@ -21,6 +21,8 @@ export interface RecordedRun {
   /** Side requests (summarizer, compaction). */
   side: RecordedRequest[];
   failed: number;
+  /** What `resumeWith` showed: the notifications of a second pi process on the same session (`pi -c`). */
+  resumed?: { notifications: Array<{ message: string; notifyType: string }>; requests: number };
 }
 
 export interface Prices {
@@ -50,14 +52,35 @@ export interface RecordOptions {
   contextKeeper?: Record<string, unknown>;
   model?: FakeModelConfig;
   sideRouter?: SideRouter;
+  /** Environment of the keeper run (e.g. async compaction's start ratio). */
+  env?: Record<string, string>;
+  /** After the run, these prompts (commands such as `/keeper stats`) in a second pi process resuming the session. */
+  resumeWith?: string[];
 }
+
+/** The async compaction status line as last set: "preparing" while a background summary runs. */
+function compactionPreparing(all: readonly RpcRecord[]): boolean {
+  for (let i = all.length - 1; i >= 0; i--) {
+    const r = all[i]!;
+    if (r.type === "extension_ui_request" && r.method === "setStatus" && String(r.statusKey).startsWith("async-compaction")) return String(r.statusText ?? "").includes("preparing");
+  }
+  return false;
+}
+
+/**
+ * After the last prompt, until no background summary is being prepared (bounded): the session
+ * then ends with every summary call ended, so what the server billed for each is what the
+ * session's entries record (a call cut off at shutdown is recorded as far as its stream had
+ * reported, while the fake server bills the whole answer it planned).
+ */
+const NO_SUMMARY_IN_FLIGHT: RpcStep = { waitFor: (_r, all) => !compactionPreparing(all), timeoutMs: 60_000 };
 
 /** One run of the scenario, with (`keeper`) or without (`bare`) the extension. */
 export async function recordRun(arm: "bare" | "keeper", o: RecordOptions): Promise<RecordedRun> {
   const workspace = createPiWorkspace(o.scenario.files);
   try {
     const run = await runPi({
-      prompts: o.scenario.prompts,
+      prompts: arm === "keeper" ? [...o.scenario.prompts, NO_SUMMARY_IN_FLIGHT] : o.scenario.prompts,
       script: o.scenario.steps,
       mode: "rpc",
       workspace,
@@ -66,13 +89,28 @@ export async function recordRun(arm: "bare" | "keeper", o: RecordOptions): Promi
       serverOptions: { idNonce: "same" },
       ...(arm === "keeper" && o.contextKeeper ? { contextKeeper: o.contextKeeper } : {}),
       ...(o.sideRouter ? { sideRouter: o.sideRouter } : {}),
+      ...(arm === "keeper" && o.env ? { env: o.env } : {}),
     });
     if (!run.sessionFile) throw new Error(`${arm} run left no session file (exit ${run.exitCode}): ${run.stderr.slice(0, 500)}`);
+    const text = readFileSync(run.sessionFile, "utf8");
+    const resumed = o.resumeWith
+      ? await runPi({
+          prompts: o.resumeWith,
+          mode: "rpc",
+          resume: workspace,
+          extension: arm === "keeper",
+          model: o.model ?? { id: "claude-sonnet-4-5" },
+          serverOptions: { idNonce: "same" },
+          ...(arm === "keeper" && o.contextKeeper ? { contextKeeper: o.contextKeeper } : {}),
+          ...(arm === "keeper" && o.env ? { env: o.env } : {}),
+        })
+      : undefined;
     return {
-      text: readFileSync(run.sessionFile, "utf8"),
+      text,
       main: run.mainRequests,
       side: run.sideRequests,
       failed: run.requests.filter((r) => r.status !== 200).length,
+      ...(resumed ? { resumed: { notifications: resumed.notifications, requests: resumed.requests.length } } : {}),
     };
   } finally {
     workspace.cleanup();
