@@ -1,13 +1,14 @@
 /**
  * The late digest in a real terminal: interactive pi (the TUI) in tmux against the fake server,
- * the 110k-window threshold scenario with instant answers and 2 s summaries. The long tool loop
+ * the 110k-window threshold scenario with instant answers and 2 s summaries, the first one held
+ * until Pi compacted without it (late on any machine, however loaded). The long tool loop
  * crosses Pi's threshold while the job runs; after the 1 s stall budget the user sees the notice
  * that a digest was applied in its place, and the loop goes on to its answer. Flushes inside
  * the loop are off (with them this loop stays under the threshold). Without tmux on
  * the machine the test is skipped with a printed notice.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { delayedSummaryRouter, sandboxFiles } from "../support/compaction/e2e-wire.ts";
+import { lateSummaryWire, sandboxFiles } from "../support/compaction/e2e-wire.ts";
 import { FILES, PROMPTS, THRESHOLD_SETUP, thresholdScript } from "../support/compaction/threshold-wire.ts";
 import { startFakeAnthropic } from "../support/fake-anthropic/server.ts";
 import { createPiWorkspace, writeAgentConfig, type PiWorkspace } from "../support/scenario-workspace.ts";
@@ -17,7 +18,7 @@ if (!hasTmux) console.log("[tmux-late-digest] tmux is not installed: the termina
 
 let workspace: PiWorkspace | undefined;
 let pi: TmuxPi | undefined;
-const server = hasTmux ? startFakeAnthropic({ script: thresholdScript(0), sideRouter: delayedSummaryRouter }) : undefined;
+const server = hasTmux ? startFakeAnthropic(lateSummaryWire(thresholdScript(0))) : undefined;
 
 afterAll(async () => {
   pi?.kill();

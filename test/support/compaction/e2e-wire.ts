@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { convertToLlm } from "@earendil-works/pi-coding-agent";
-import type { MainStep, RecordedRequest, SideRouter, WireBlock, WireMessage } from "../fake-anthropic/index.ts";
+import type { MainScript, MainStep, RecordedRequest, SideRouter, WireBlock, WireMessage } from "../fake-anthropic/index.ts";
 import { PI_SUMMARIZATION_PROMPT_START, systemText } from "../fake-anthropic/index.ts";
 import type { RpcRecord } from "../pi-runner.ts";
 import type { SandboxFiles } from "../scenario.ts";
@@ -65,6 +65,38 @@ export const delayedSummaryRouter: SideRouter = ({ request, kindIndex }) =>
   systemText(request.body).includes(PI_SUMMARIZATION_PROMPT_START)
     ? { text: summaryText(kindIndex), delayMs: SUMMARY_DELAY_MS }
     : { text: `side answer #${kindIndex}` };
+
+/** Pi's text around a compaction summary in the messages it sends (`COMPACTION_SUMMARY_PREFIX`). */
+const COMPACTED_MARK = "compacted into the following summary";
+
+/**
+ * A job that is late whatever the machine's speed: `steps` as the main script, and
+ * `delayedSummaryRouter`'s answers, except that the first summary request is held until a main
+ * request shows that Pi compacted without it (it carries a compaction summary: the keeper's
+ * digest), or `maxWaitMs` passed. With the fixed delay alone, whether the job was late depended
+ * on how fast the loop reached Pi's threshold: on a loaded machine the summary came first and no
+ * digest was needed.
+ */
+export function lateSummaryWire(steps: readonly MainStep[], maxWaitMs = 60_000): { script: MainScript; sideRouter: SideRouter } {
+  let open: () => void = () => {};
+  const compacted = new Promise<void>((resolve) => (open = resolve));
+  let cursor = 0;
+  let held = false;
+  const script: MainScript = ({ request }) => {
+    if (request.raw.includes(COMPACTED_MARK)) open();
+    return steps[cursor++] ?? { text: "(the script is over)" };
+  };
+  const sideRouter: SideRouter = async (ctx) => {
+    const answer = await delayedSummaryRouter(ctx);
+    if (held || !systemText(ctx.request.body).includes(PI_SUMMARIZATION_PROMPT_START)) return answer;
+    held = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([compacted, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
+    clearTimeout(timer);
+    return answer;
+  };
+  return { script, sideRouter };
+}
 
 type Entry = Record<string, unknown> & { type: string; id: string };
 type Msg = { role: string; content?: unknown; stopReason?: string; toolCallId?: string };
