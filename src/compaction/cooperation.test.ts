@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { flush } from "../../test/support/compaction/fake-pi.ts";
 import { setup, startJob } from "../../test/support/compaction/wiring-setup.ts";
-import { budgetFlushHold, type CompactionOutlook, compactionStopsWarming, FLUSH_PAYBACK_REQUESTS, requestsUntilCompaction } from "./cooperation.ts";
+import { budgetFlushHold, compactionAfterFlush, type CompactionOutlook, compactionStopsWarming, FLUSH_PAYBACK_REQUESTS, requestsUntilCompaction } from "./cooperation.ts";
 
 describe("budgetFlushHold", () => {
   test("no compaction: never held", () => {
@@ -51,6 +51,43 @@ describe("budgetFlushHold", () => {
         const left = requestsUntilCompaction(o, contextTokens);
         const imminent = o.applyFrom !== undefined && contextTokens !== undefined ? contextTokens >= o.applyFrom || (left !== undefined && left <= FLUSH_PAYBACK_REQUESTS) : o.job !== "none";
         expect(h.hold).toBe(o.handoffs !== seen || imminent);
+      }),
+    );
+  });
+});
+
+describe("compactionAfterFlush", () => {
+  // Applies from 100k; the context grows 10k a turn (large early reads).
+  const o: CompactionOutlook = { job: "none", handoffs: 0, applyFrom: 100_000, growthPerTurn: 10_000 };
+
+  test("a flush that takes the context far below the apply point pushes the compaction beyond its payback", () => {
+    expect(budgetFlushHold({ outlook: o, handoffsSeen: 0, contextTokens: 44_000 })).toEqual({ hold: true, why: "compaction_imminent" });
+    expect(compactionAfterFlush(o, 44_000, 0)).toEqual({ imminent: true, requestsLeft: 6 });
+    // 38k pruned leaves 6k: 10 turns of growth to go... still within the 12 a rewrite needs.
+    expect(compactionAfterFlush(o, 44_000, 38_000)).toEqual({ imminent: true, requestsLeft: 10 });
+    const slow: CompactionOutlook = { ...o, growthPerTurn: 5_000 };
+    expect(compactionAfterFlush(slow, 44_000, 0).imminent).toBe(true);
+    expect(compactionAfterFlush(slow, 44_000, 38_000)).toEqual({ imminent: false, requestsLeft: 19 });
+  });
+
+  test("from the apply point on, a flush that leaves the context there stays held; one below it does not", () => {
+    expect(compactionAfterFlush({ ...o, growthPerTurn: undefined }, 104_000, 2_000).imminent).toBe(true);
+    expect(compactionAfterFlush({ ...o, growthPerTurn: undefined }, 104_000, 10_000).imminent).toBe(false);
+  });
+
+  test("a job with no apply point known yet holds whatever the flush removes; nothing foreseen holds nothing", () => {
+    expect(compactionAfterFlush({ job: "pending", handoffs: 0 }, 44_000, 40_000).imminent).toBe(true);
+    expect(compactionAfterFlush({ job: "none", handoffs: 2 }, 44_000, 0)).toEqual({ imminent: false, requestsLeft: undefined });
+  });
+
+  test("property: never more imminent, never fewer requests left, the more a flush removes", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 200_000 }), fc.integer({ min: 1, max: 20_000 }), fc.integer({ min: 0, max: 200_000 }), fc.integer({ min: 0, max: 200_000 }), (t, g, a, b) => {
+        const out = { ...o, growthPerTurn: g };
+        const less = compactionAfterFlush(out, t, Math.min(a, b));
+        const more = compactionAfterFlush(out, t, Math.max(a, b));
+        expect(more.imminent && !less.imminent).toBe(false);
+        expect(more.requestsLeft!).toBeGreaterThanOrEqual(less.requestsLeft!);
       }),
     );
   });

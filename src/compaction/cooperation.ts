@@ -92,6 +92,27 @@ export function requestsUntilCompaction(outlook: CompactionOutlook | undefined, 
   return Math.max(1, Math.ceil((outlook.applyFrom - contextTokens) / growth));
 }
 
+/** What a flush being considered leaves to compact: the forecast from the context after it. */
+export interface CompactionAfterFlush {
+  /** A compaction still applies within the flush's payback (`budgetFlushHold` on the context left). */
+  imminent: boolean;
+  /** `requestsUntilCompaction` from the context left. */
+  requestsLeft: number | undefined;
+}
+
+/**
+ * The compaction forecast for a flush that removes `tokensRemoved` of `contextTokens`: from the
+ * context it would leave, not the one before it. A flush that pushes the foreseen compaction
+ * beyond its payback replaces it (one rewrite, no summary call); one that would leave the context
+ * still about to compact stays held. A handoff not yet accounted for is not this rule's business
+ * (the budget re-bases first), so only the size is re-checked here.
+ */
+export function compactionAfterFlush(outlook: CompactionOutlook, contextTokens: number, tokensRemoved: number): CompactionAfterFlush {
+  const left = Math.max(0, contextTokens - Math.max(0, tokensRemoved));
+  const hold = budgetFlushHold({ outlook, handoffsSeen: outlook.handoffs, contextTokens: left });
+  return { imminent: hold.hold, requestsLeft: requestsUntilCompaction(outlook, left) };
+}
+
 /**
  * Idle cache warming keeps the current prefix alive; a compaction discards it (the prefix after
  * it starts with the summary). While a job is pending or ready its summary is applied once the

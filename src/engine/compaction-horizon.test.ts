@@ -58,4 +58,24 @@ describe("the gate's horizon before a compaction", () => {
     const slow: EngineState = { ...plain, compaction: { ...plain.compaction, applyFrom: 90_000, growthPerTurn: 500 } };
     expect(plannedHorizon(slow, 10_000)).toBe(free);
   });
+
+  test("an in-loop flush forecasts the compaction from the context it leaves (its candidates pruned), as its trigger did", () => {
+    const running: ContextMessage[] = [user("p1", 1)];
+    for (let i = 0; i < 20; i++) {
+      const output = i < 4 ? Array.from({ length: 8 }, () => big(`r${i}`)).join("\n") : `ok ${i}`;
+      running.push(assistant([call(`r${i}`, "read", { path: `r${i}.ts` })], 2 + 2 * i), result(`r${i}`, "read", output, 3 + 2 * i));
+    }
+    const plain = initialEngineState();
+    const near: EngineState = { ...plain, compaction: { ...plain.compaction, applyFrom: 100_000, growthPerTurn: 2_000 } };
+    const planned = (trigger: "loop" | undefined) => {
+      const begun = step(near, { type: "flush-begin", settings: DEFAULT_SETTINGS, model: SONNET, branchMessages: running, ...(trigger ? { trigger } : {}) });
+      const { capture } = effectOf(begun, "summarize");
+      const out = step(begun.state, { type: "flush-plan", settings: DEFAULT_SETTINGS, model: SONNET, branchMessages: running, summaries: capture.batches.map((b) => summarizeExtractively(b)), now: 200_000, facts: facts(90_000), label: "test" });
+      return effectOf(out, "write-spills").result.outcome?.expectedRequests;
+    };
+    // From 90k: 5 turns left, the gate counts at most 5 requests.
+    expect(planned(undefined)!).toBeLessThanOrEqual(5);
+    // The loop's ~45k of old reads pruned: 28 turns left, the cap no longer binds below the loop's own estimate.
+    expect(planned("loop")!).toBeGreaterThan(5);
+  });
 });

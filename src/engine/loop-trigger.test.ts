@@ -118,6 +118,46 @@ describe("turn-end step", () => {
     expect(step(state, at(longLoop)).effects).toEqual([]);
   });
 
+  describe("a compaction foreseen from the context before the flush (the budget hold says compaction_imminent)", () => {
+    // longLoop's older outputs are ~37k tokens; at 80k the context is 10 turns of 2k from 100k.
+    const foreseen = (growthPerTurn: number, handoffs = 0) => {
+      const s = initialEngineState();
+      return { ...s, compaction: { ...s.compaction, applyFrom: 100_000, growthPerTurn, handoffs } };
+    };
+    const pruned = loopFlushDue({ settings: DEFAULT_SETTINGS, messages: longLoop, keeper: emptyState(), facts: facts(sonnet), last: undefined }).candidates!.tokensRemoved;
+
+    test("the in-loop flush is evaluated on the context it would leave: beyond its payback, it replaces the compaction", () => {
+      expect(pruned).toBeGreaterThan(30_000);
+      const out = step(foreseen(2_000), at(longLoop, 80_000));
+      expect(out.effects).toEqual([{ kind: "flush", trigger: "loop" }]);
+      expect(out.state.loopFlush).toEqual(loopMarkOf(longLoop));
+    });
+
+    test("a flush that would leave the context still about to compact stays held", () => {
+      expect(step(foreseen(8_000), at(longLoop, 80_000)).effects).toEqual([]);
+      const v = loopFlushDue({ settings: DEFAULT_SETTINGS, messages: longLoop, keeper: emptyState(), facts: facts(sonnet), last: undefined, compaction: { outlook: { job: "none", handoffs: 0, applyFrom: 100_000, growthPerTurn: 8_000 }, contextTokens: 80_000 } });
+      expect(v).toMatchObject({ fire: false, why: "compaction-imminent" });
+    });
+
+    test("the trigger's horizon is cut to the requests left after the flush (a loop whose own estimate is longer)", () => {
+      // A 60-step loop: the Lindy prior alone expects more requests than the 13 turns left after the flush.
+      const sixty = loop([40_000, 40_000, 32_000, 36_000, ...Array.from({ length: 56 }, () => 1_500)]);
+      const free = loopFlushDue({ settings: DEFAULT_SETTINGS, messages: sixty, keeper: emptyState(), facts: facts(sonnet), last: undefined });
+      expect(free.decision!.numbers.expectedRequests).toBeGreaterThan(14);
+      const removed = free.candidates!.tokensRemoved;
+      const contextTokens = 74_000 + removed; // after the flush: 26k below applyFrom, 13 turns of 2k
+      const v = loopFlushDue({ settings: DEFAULT_SETTINGS, messages: sixty, keeper: emptyState(), facts: facts(sonnet), last: undefined, compaction: { outlook: { job: "none", handoffs: 0, applyFrom: 100_000, growthPerTurn: 2_000 }, contextTokens } });
+      expect(v.fire).toBe(true);
+      expect(v.decision!.numbers.expectedRequests).toBe(13); // the request about to go out and 12 after it
+    });
+
+    test("loopFlush off: held exactly as before; a compaction just applied: the turn re-bases and skips", () => {
+      const off: KeeperSettings = { ...DEFAULT_SETTINGS, pruning: { ...DEFAULT_SETTINGS.pruning, loopFlush: { ...DEFAULT_SETTINGS.pruning.loopFlush, enabled: false } } };
+      expect(step(foreseen(2_000), { ...at(longLoop, 80_000), settings: off }).effects).toEqual([]);
+      expect(step(foreseen(2_000, 1), at(longLoop, 80_000)).effects).toEqual([]);
+    });
+  });
+
   test("without the branch (a caller that does not hand it in) only the budget trigger runs", () => {
     const { context: _c, ...rest } = at(longLoop);
     expect(step(initialEngineState(), rest).effects).toEqual([]);

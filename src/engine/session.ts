@@ -51,7 +51,7 @@ export interface EngineState {
   /** Where the last flush inside a tool loop ran (the in-loop trigger's spacing). */
   loopFlush: LoopFlushMark | undefined;
   /** The running flush's capture and the keeper state it was taken from (reused at its plan while still valid). */
-  flushing: { capture: CaptureResult; keeper: KeeperState } | undefined;
+  flushing: { capture: CaptureResult; keeper: KeeperState; removes: number } | undefined;
   /** Cold re-plans a render adopted, committed (spills, then entries) once the request is built. */
   replans: FlushResult[];
   /** The requests' cache diagnostics (`/keeper cache`). */
@@ -229,6 +229,8 @@ export interface CompleteFlushInput extends SessionInput {
   closingMessage?: ContextMessage;
   /** `beginFlush` over the same state and branch (absent: captured here, as a cold re-plan does). */
   capture?: CaptureResult;
+  /** Tokens an in-loop flush's candidates remove (set at its begin): a compaction is forecast from the context it leaves. */
+  removes?: number;
   summaries: readonly BatchSummary[];
   now: number;
   /** Cache facts at the flush; used when cache discipline is on. */
@@ -300,7 +302,7 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
     now: input.now,
     ...(capture ? { capture } : {}),
     ...(discipline && input.facts
-      ? { discipline: { cache: settings.cache, facts: untilCompaction(input.facts, state.compaction, settings.cache.horizonCap), label: input.label, sent: rememberedSent(state, world) } }
+      ? { discipline: { cache: settings.cache, facts: untilCompaction(input.facts, state.compaction, settings.cache.horizonCap, input.removes ?? 0), label: input.label, sent: rememberedSent(state, world) } }
       : {}),
     ...(input.recall ? { recall: { index: state.recall, ...(input.recall.spill ? { spill: input.recall.spill } : {}) } } : {}),
     ...(input.renders ? { renders: input.renders } : {}),
@@ -311,10 +313,12 @@ export function completeFlush(state: EngineState, input: CompleteFlushInput): { 
 
 /**
  * The flush's cache facts with the gate's horizon cut to the requests left before a compaction
- * replaces the prefix (`requestsUntilCompaction`): a rewrite must pay back before then.
+ * replaces the prefix (`requestsUntilCompaction`): a rewrite must pay back before then. An
+ * in-loop flush forecasts it from the context it leaves (`removes` fewer tokens), as its trigger did.
  */
-function untilCompaction(facts: DisciplineFacts, compaction: CompactionState, defaultCap: number): DisciplineFacts {
-  const left = requestsUntilCompaction(outlookOf(compaction), facts.context?.tokens);
+function untilCompaction(facts: DisciplineFacts, compaction: CompactionState, defaultCap: number, removes: number): DisciplineFacts {
+  const tokens = facts.context?.tokens;
+  const left = requestsUntilCompaction(outlookOf(compaction), tokens === undefined ? undefined : Math.max(0, tokens - removes));
   const cap = facts.horizonCap ?? defaultCap;
   // The horizon counts the request about to be sent plus at most `cap` after it.
   return left === undefined || left - 1 >= cap ? facts : { ...facts, horizonCap: left - 1 };

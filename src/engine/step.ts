@@ -48,7 +48,7 @@ import {
   type StartFlushInput,
 } from "./session.ts";
 import { summaryRoutes, type RequestFacts } from "./summary-choice.ts";
-import { budgetStep, closesRequest, loopFlushDue, loopMarkOf } from "./triggers.ts";
+import { budgetStep, closesRequest, loopFlushDue, loopFlushRemoves, loopMarkOf } from "./triggers.ts";
 import type { DisciplineFacts } from "./decide.ts";
 import type { ToolBatch } from "../summarize/batch.ts";
 import { wireLogOnRewrite, wireLogOnWarming } from "./wire-log.ts";
@@ -101,7 +101,7 @@ export type EngineEvent =
   /** `trigger` "loop": a flush inside a running loop summarizes extractively (no model call, the loop goes on at once). */
   | ({ type: "flush-begin"; summaryFacts?: RequestFacts; cached?: (batch: ToolBatch) => boolean; trigger?: FlushTrigger } & StartFlushInput)
   /** The summaries are in: plan against the context as it is now (capture reused if still live). */
-  | ({ type: "flush-plan" } & Omit<CompleteFlushInput, "capture">)
+  | ({ type: "flush-plan" } & Omit<CompleteFlushInput, "capture" | "removes">)
   /** The plan's spill files were written (`failed`: those that were not): adopt, then append; `report`: what the flush did, for `/keeper`. */
   | { type: "flush-written"; result: FlushResult; failed: readonly SpillFailure[]; contextTokens: number | undefined; report?: { trigger: FlushTrigger; batches: number; durationMs: number } }
   /** The cold re-plans' spill files were written (the state adopted them at the render): append. */
@@ -200,19 +200,21 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
       return compactionStopsWarming(outlookOf(state.compaction), event.decision.action) ? { state: { ...state, wire: wireLogOnWarming(state.wire, "compaction", false) }, warming: "stop", effects: [] } : none(state);
     case "flush-begin": {
       const out = startFlush(state, event);
-      const routes =
-        event.trigger === "loop"
-          ? out.capture.batches.map(() => false)
-          : summaryRoutes({ settings: event.settings, batches: out.capture.batches, requestFacts: event.summaryFacts, ...(event.cached ? { cached: event.cached } : {}) });
-      return { state: { ...out.state, flushing: { capture: out.capture, keeper: out.state.keeper } }, effects: [{ kind: "summarize", capture: out.capture, routes }] };
+      const loop = event.trigger === "loop";
+      const routes = loop
+        ? out.capture.batches.map(() => false)
+        : summaryRoutes({ settings: event.settings, batches: out.capture.batches, requestFacts: event.summaryFacts, ...(event.cached ? { cached: event.cached } : {}) });
+      // An in-loop flush forecasts the compaction from the context it leaves (`compactionAfterFlush`).
+      const removes = loop ? loopFlushRemoves({ settings: event.settings, messages: event.branchMessages, keeper: out.state.keeper }) : 0;
+      return { state: { ...out.state, flushing: { capture: out.capture, keeper: out.state.keeper, removes } }, effects: [{ kind: "summarize", capture: out.capture, routes }] };
     }
     case "flush-plan": {
       // A compaction may have applied while the summarizer ran: plan against the context now.
       const now = outsideContextDropped(state, event.branchMessages);
       const begun = state.flushing;
-      const capture = begun && begun.keeper === now.keeper ? begun.capture : undefined;
+      const live = begun && begun.keeper === now.keeper ? begun : undefined;
       const faults: PartFault[] = [];
-      const { result } = completeFlush(now, { ...event, faults, ...(capture ? { capture } : {}) });
+      const { result } = completeFlush(now, { ...event, faults, ...(live ? { capture: live.capture, removes: live.removes } : {}) });
       return reportFaults({ state: { ...now, flushing: undefined }, effects: [{ kind: "write-spills", result, spills: result.spills }] }, faults, "a flush");
     }
     case "flush-written": {
@@ -248,14 +250,18 @@ export function step(state: EngineState, event: EngineEvent): StepOutput {
 function turnEnd(state: EngineState, event: Extract<EngineEvent, { type: "turn-end" }>): StepOutput {
   const settings = event.settings;
   if (!settings.enabled) return none(state);
-  const out = budgetStep({ settings, contextTokens: event.contextTokens, contextWindow: event.contextWindow, base: state.budget, compaction: outlookOf(state.compaction) });
+  const outlook = outlookOf(state.compaction);
+  const out = budgetStep({ settings, contextTokens: event.contextTokens, contextWindow: event.contextWindow, base: state.budget, compaction: outlook });
   let next = out.base === state.budget ? state : { ...state, budget: out.base };
   const loopOn = settings.pruning.enabled && settings.pruning.loopFlush.enabled && event.context !== undefined;
-  if (out.held || !loopOn) return { state: next, effects: out.fire ? [{ kind: "flush", trigger: "budget" }] : [] };
+  // A compaction foreseen from the context now may not be one from the context the in-loop flush
+  // would leave: that trigger re-checks the hold after its candidates (`compactionAfterFlush`).
+  if ((out.held && out.why !== "compaction_imminent") || !loopOn) return { state: next, effects: out.fire ? [{ kind: "flush", trigger: "budget" }] : [] };
   const messages = event.context!();
   const mark = loopMarkOf(messages);
   if (out.fire) return { state: mark ? { ...next, loopFlush: mark } : next, effects: [{ kind: "flush", trigger: "budget" }] };
-  const due = loopFlushDue({ settings, messages, keeper: state.keeper, sentTokens: sentTokensOf(state, messages), facts: event.facts?.(), last: state.loopFlush });
+  const compaction = { outlook, contextTokens: event.contextTokens };
+  const due = loopFlushDue({ settings, messages, keeper: state.keeper, sentTokens: sentTokensOf(state, messages), facts: event.facts?.(), last: state.loopFlush, compaction });
   if (!due.fire || !mark) return { state: next, effects: [] };
   next = { ...next, loopFlush: mark };
   return { state: next, effects: [{ kind: "flush", trigger: "loop" }] };

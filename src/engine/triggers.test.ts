@@ -26,20 +26,20 @@ describe("budgetStep", () => {
   });
 
   test("a pending or ready job holds the flush past the budget, base unchanged", () => {
-    expect(step(10_000 + 2 * BUDGET, { job: "pending", handoffs: 0 })).toEqual({ fire: false, base, held: true });
-    expect(step(10_000 + 2 * BUDGET, { job: "ready", handoffs: 0 })).toEqual({ fire: false, base, held: true });
+    expect(step(10_000 + 2 * BUDGET, { job: "pending", handoffs: 0 })).toEqual({ fire: false, base, held: true, why: "compaction_imminent" });
+    expect(step(10_000 + 2 * BUDGET, { job: "ready", handoffs: 0 })).toEqual({ fire: false, base, held: true, why: "compaction_imminent" });
   });
 
   test("where a compaction applies (applyFrom) the flush is held whatever the job; below it a waiting job holds nothing", () => {
     for (const job of ["none", "pending", "ready"] as const) {
-      expect(step(BUDGET, { job, handoffs: 0, applyFrom: BUDGET })).toEqual({ fire: false, base, held: true });
+      expect(step(BUDGET, { job, handoffs: 0, applyFrom: BUDGET })).toEqual({ fire: false, base, held: true, why: "compaction_imminent" });
       expect(step(BUDGET, { job, handoffs: 0, applyFrom: BUDGET + 1 })).toEqual({ fire: true, base, held: false });
     }
   });
 
   test("a new handoff re-bases on the compacted context and skips that turn; the count then runs from there", () => {
     const after = step(30_000, { job: "none", handoffs: 1 });
-    expect(after).toEqual({ fire: false, base: { tokensAtLastFlush: 30_000, handoffsSeen: 1 }, held: true });
+    expect(after).toEqual({ fire: false, base: { tokensAtLastFlush: 30_000, handoffsSeen: 1 }, held: true, why: "compaction_applied" });
     expect(step(BUDGET - 1, { job: "none", handoffs: 1 }, after.base).fire).toBe(false);
     expect(step(BUDGET, { job: "none", handoffs: 1 }, after.base).fire).toBe(true);
   });

@@ -12,7 +12,7 @@
  * - cold cache: the cached prefix is already lost (TTL, model, thinking, tools, compaction),
  *   so every rewrite is free: re-plan before the request renders (see `coldReplanDue`).
  */
-import { budgetFlushHold, type CompactionOutlook } from "../compaction/cooperation.ts";
+import { budgetFlushHold, compactionAfterFlush, type CompactionOutlook } from "../compaction/cooperation.ts";
 import { priceFlush } from "../discipline/gate.ts";
 import { lastAssistantIndex, messageBlocks, messageTokens } from "../discipline/history-view.ts";
 import { loopShapeOf } from "../discipline/loop-horizon.ts";
@@ -78,10 +78,10 @@ export interface BudgetStepInput {
  * would rewrite); after a handoff the budget counts from the compacted context, and that turn
  * does not fire.
  */
-export function budgetStep(input: BudgetStepInput): { fire: boolean; base: BudgetBase; held: boolean } {
+export function budgetStep(input: BudgetStepInput): { fire: boolean; base: BudgetBase; held: boolean; why?: "compaction_imminent" | "compaction_applied" } {
   const hold = budgetFlushHold({ outlook: input.compaction, handoffsSeen: input.base.handoffsSeen, contextTokens: input.contextTokens });
-  if (hold.hold && hold.why === "compaction_applied") return { fire: false, base: { tokensAtLastFlush: input.contextTokens, handoffsSeen: hold.handoffs }, held: true };
-  if (hold.hold) return { fire: false, base: input.base, held: true };
+  if (hold.hold && hold.why === "compaction_applied") return { fire: false, base: { tokensAtLastFlush: input.contextTokens, handoffsSeen: hold.handoffs }, held: true, why: hold.why };
+  if (hold.hold) return { fire: false, base: input.base, held: true, why: hold.why };
   const fire = budgetTriggerFires({ settings: input.settings, contextTokens: input.contextTokens, tokensAtLastFlush: input.base.tokensAtLastFlush, contextWindow: input.contextWindow });
   return { fire, base: input.base, held: false };
 }
@@ -110,12 +110,18 @@ export interface LoopFlushInput {
   facts: DisciplineFacts | undefined;
   /** The last flush inside a loop. */
   last: LoopFlushMark | undefined;
+  /**
+   * Async compaction's outlook and the context's size now: the compaction it foresees is forecast
+   * from the context the flush would leave (`compactionAfterFlush`): still imminent, the flush is
+   * held; else the gate counts no more requests than are left before it. Absent: no compaction.
+   */
+  compaction?: { outlook: CompactionOutlook | undefined; contextTokens: number };
 }
 
 export interface LoopFlushVerdict {
   fire: boolean;
   /** Why not, when it does not fire. */
-  why?: "off" | "not-in-loop" | "spacing" | "nothing-to-prune" | "frozen" | "does-not-pay";
+  why?: "off" | "not-in-loop" | "spacing" | "nothing-to-prune" | "frozen" | "compaction-imminent" | "does-not-pay";
   candidates?: LoopCandidates;
   /** The gate's price of stubbing the candidates now. */
   decision?: GateDecision;
@@ -153,6 +159,8 @@ export function loopFlushDue(input: LoopFlushInput): LoopFlushVerdict {
   const candidates = loopCandidates({ messages, shape, state: keeper, config });
   if (candidates.position === undefined || candidates.tokensRemoved <= 0) return { fire: false, why: "nothing-to-prune", candidates };
   const cache = settings.cache;
+  const after = input.compaction?.outlook ? compactionAfterFlush(input.compaction.outlook, input.compaction.contextTokens, candidates.tokensRemoved) : undefined;
+  if (after?.imminent) return { fire: false, why: "compaction-imminent", candidates };
   const cold = facts?.cold === true;
   if (!cold && keeper.frontier.frozenThroughTimestamp !== undefined) {
     const boundary = quantizeBranchBoundary({
@@ -173,7 +181,9 @@ export function loopFlushDue(input: LoopFlushInput): LoopFlushVerdict {
     automaticPrefix: facts?.costModel?.rule.mechanism === "automatic-prefix",
   });
   const cachedFrom = cachedTokensFromOf(sent, anchors)(candidates.position);
-  const cap = facts?.horizonCap ?? cache.horizonCap;
+  // The horizon counts the request about to be sent plus at most `cap` after it (as a flush's gate does).
+  const ownCap = facts?.horizonCap ?? cache.horizonCap;
+  const cap = after?.requestsLeft === undefined ? ownCap : Math.min(ownCap, after.requestsLeft - 1);
   const session = facts ? estimateRequestHorizon({ requestTimes: facts.requestTimes, ttlMs: facts.ttlMs, cap }).expectedRequests : 1;
   const decision = priceFlush({
     tokensRemoved: candidates.tokensRemoved,
@@ -187,6 +197,17 @@ export function loopFlushDue(input: LoopFlushInput): LoopFlushVerdict {
   });
   const pays = decision.apply && decision.numbers.saving >= LOOP_FLUSH_PAYBACK * decision.numbers.rewriteCost;
   return pays ? { fire: true, candidates, decision } : { fire: false, why: "does-not-pay", candidates, decision };
+}
+
+/**
+ * The tokens an in-loop flush over this branch is expected to remove (its candidates'): what a
+ * flush the in-loop trigger started forecasts the compaction from (`compactionAfterFlush`).
+ */
+export function loopFlushRemoves(input: { settings: KeeperSettings; messages: readonly ContextMessage[]; keeper: KeeperState }): number {
+  const config = pruneConfigFrom(input.settings);
+  if (!config.enabled || !config.loopFlush.enabled) return 0;
+  const shape = loopShapeOf(input.messages);
+  return loopCandidates({ messages: input.messages, shape, state: input.keeper, config }).tokensRemoved;
 }
 
 export interface ColdReplanInput {
