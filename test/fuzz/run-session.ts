@@ -200,7 +200,6 @@ class Runner {
     this.state = out.state;
     this.tokensAtLastFlush = tokensOf(this.rendered(this.pi.context()));
     this.dirty = true;
-    void trigger;
   }
 
   makeCall(c: CallScript, taken: Set<string>): { call: ToolCall; text: string; isError: boolean } {
