@@ -21,6 +21,7 @@ type Run = PiRunResult & { trace: TraceEvent[] };
 
 async function run(arm: "keeper" | "bare", delayMs: number): Promise<Run> {
   const traceFile = join(workspace.root, `coop-${arm}-${delayMs}.jsonl`);
+  const late = arm === "keeper" && delayMs === 0 ? lateSummaryWire(thresholdScript(delayMs)) : undefined;
   const result = await runPi({
     prompts: PROMPTS,
     mode: "rpc",
@@ -29,7 +30,8 @@ async function run(arm: "keeper" | "bare", delayMs: number): Promise<Run> {
     ...(arm === "keeper" ? { contextKeeper: { pruning: { loopFlush: { enabled: false } } } } : {}),
     // With fast answers the keeper's job is late by construction (its summary is held until Pi
     // compacted without it), so the digest path runs however fast the machine is.
-    ...(arm === "keeper" && delayMs === 0 ? lateSummaryWire(thresholdScript(delayMs)) : { script: thresholdScript(delayMs), sideRouter: delayedSummaryRouter }),
+    script: late?.script ?? thresholdScript(delayMs),
+    sideRouter: late?.sideRouter ?? delayedSummaryRouter,
     serverOptions: { idNonce: "same" },
     model: THRESHOLD_SETUP.model,
     settings: THRESHOLD_SETUP.settings,

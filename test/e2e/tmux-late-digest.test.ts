@@ -18,7 +18,10 @@ if (!hasTmux) console.log("[tmux-late-digest] tmux is not installed: the termina
 
 let workspace: PiWorkspace | undefined;
 let pi: TmuxPi | undefined;
-const server = hasTmux ? startFakeAnthropic(lateSummaryWire(thresholdScript(0))) : undefined;
+// The loop pauses at the request after the digest until the notice was read (a later compaction
+// redraws Pi's chat and takes the notice with it).
+const wire = lateSummaryWire(thresholdScript(0), { pauseAfterCompaction: true });
+const server = hasTmux ? startFakeAnthropic({ script: wire.script, sideRouter: wire.sideRouter }) : undefined;
 
 afterAll(async () => {
   pi?.kill();
@@ -53,6 +56,7 @@ describe.skipIf(!hasTmux)("a late job in a real terminal (tmux)", () => {
     const line = noticed.split("\n").find((l) => l.includes("applied an extractive digest"))!;
     console.log(`[tmux-late-digest] notice: ${line.trim()}`);
     expect(line).toMatch(/the background summary was not ready; applied an extractive digest \(context was [\d,]+ tokens\)/);
+    wire.resume();
     const done = await pi.waitForScreen((s) => s.includes("second done."), "the loop's answer", 90_000);
     expect(done).not.toMatch(/error/i);
   }, 240_000);

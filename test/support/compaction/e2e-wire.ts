@@ -75,27 +75,48 @@ const COMPACTED_MARK = "compacted into the following summary";
  * request shows that Pi compacted without it (it carries a compaction summary: the keeper's
  * digest), or `maxWaitMs` passed. With the fixed delay alone, whether the job was late depended
  * on how fast the loop reached Pi's threshold: on a loaded machine the summary came first and no
- * digest was needed.
+ * digest was needed. `pauseAfterCompaction`: that first compacted request is also answered only
+ * after `resume()` (or `maxWaitMs`), so that a terminal test reads the notice before the loop
+ * goes on (a later compaction redraws Pi's chat and takes the notice with it).
  */
-export function lateSummaryWire(steps: readonly MainStep[], maxWaitMs = 60_000): { script: MainScript; sideRouter: SideRouter } {
-  let open: () => void = () => {};
-  const compacted = new Promise<void>((resolve) => (open = resolve));
+export function lateSummaryWire(
+  steps: readonly MainStep[],
+  options: { maxWaitMs?: number; pauseAfterCompaction?: boolean } = {},
+): { script: MainScript; sideRouter: SideRouter; resume: () => void } {
+  const maxWaitMs = options.maxWaitMs ?? 60_000;
+  const signal = () => {
+    let fire: () => void = () => {};
+    const fired = new Promise<void>((resolve) => (fire = resolve));
+    const wait = async () => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([fired, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
+      clearTimeout(timer);
+    };
+    return { fire, wait };
+  };
+  const compacted = signal();
+  const resumed = signal();
   let cursor = 0;
   let held = false;
-  const script: MainScript = ({ request }) => {
-    if (request.raw.includes(COMPACTED_MARK)) open();
-    return steps[cursor++] ?? { text: "(the script is over)" };
+  let paused = false;
+  const script: MainScript = async ({ request }) => {
+    const step = steps[cursor++] ?? { text: "(the script is over)" };
+    if (!request.raw.includes(COMPACTED_MARK)) return step;
+    compacted.fire();
+    if (options.pauseAfterCompaction && !paused) {
+      paused = true;
+      await resumed.wait();
+    }
+    return step;
   };
   const sideRouter: SideRouter = async (ctx) => {
     const answer = await delayedSummaryRouter(ctx);
     if (held || !systemText(ctx.request.body).includes(PI_SUMMARIZATION_PROMPT_START)) return answer;
     held = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([compacted, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
-    clearTimeout(timer);
+    await compacted.wait();
     return answer;
   };
-  return { script, sideRouter };
+  return { script, sideRouter, resume: resumed.fire };
 }
 
 type Entry = Record<string, unknown> & { type: string; id: string };
