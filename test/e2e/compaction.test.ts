@@ -135,7 +135,9 @@ describe("async compaction on the wire", () => {
         `summary request → next main request ${bareSummaryToNext} ms)`,
     );
     expect(extBlocked.blockedMs).toBeLessThan(500);
-    expect(bareBlocked.blockedMs).toBeGreaterThanOrEqual(SUMMARY_DELAY_MS);
+    // Bare Pi's gap holds the whole summary (the server answers it after SUMMARY_DELAY_MS); the
+    // median overhead subtracted from it is an estimate, so the bound is on the gap's excess.
+    expect(bareBlocked.blockedMs + bareBlocked.overheadMs).toBeGreaterThanOrEqual(SUMMARY_DELAY_MS);
     expect(bareSummaryToNext).toBeGreaterThanOrEqual(SUMMARY_DELAY_MS);
   }, 60_000);
 
